@@ -1,0 +1,21 @@
+with primaries as (
+    select topic_id, count(*) as n_papers from {{ ref('paper_topics') }} where is_primary group by topic_id
+),
+
+top_terms as (
+    select
+        topic_id,
+        string_agg(term, ', ' order by rank) filter (where rank <= 3) as label,
+        string_agg(term, ', ' order by rank) as top_terms
+    from {{ ref('topic_terms') }}
+    group by topic_id
+)
+
+select
+    topic_id,
+    coalesce(top_terms.label, 'topic ' || topic_id) as label,
+    cast(coalesce(primaries.n_papers, 0) as integer) as n_papers,
+    top_terms.top_terms
+from (select distinct topic_id from {{ ref('stg_topic_paper_weights') }}) as topics
+left join primaries using (topic_id)
+left join top_terms using (topic_id)

@@ -1,0 +1,1 @@
+"""Dagster definitions for paperhouse: assets, checks and resources around ``paperhouse``."""

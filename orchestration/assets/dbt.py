@@ -1,0 +1,64 @@
+import json
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from dagster import AssetExecutionContext, AssetKey
+from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
+
+from orchestration.resources import WarehouseResource
+
+DBT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_project"
+# The dbt installed beside this Python, so nothing depends on an activated virtualenv.
+DBT_EXECUTABLE = str(Path(sys.executable).parent / "dbt")
+_GROUPS = {"staging": "staging", "intermediate": "staging", "marts": "marts"}
+
+
+@cache
+def dbt_project() -> DbtProject:
+    """The dbt project, with a manifest that is never older than the project's files.
+
+    This replaces ``prepare_if_dev``: it re-parses under `dagster dev`, the CLI and tests
+    alike, and only when a model, test or YAML file changed since the last parse.
+    """
+    project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
+    if _manifest_is_stale(project.manifest_path):
+        dbt = DbtCliResource(project_dir=project, dbt_executable=DBT_EXECUTABLE)
+        dbt.cli(["parse", "--quiet"], target_path=project.target_path).wait()
+    return project
+
+
+def _manifest_is_stale(manifest: Path) -> bool:
+    if not manifest.exists():
+        return True
+    built = manifest.stat().st_mtime
+    sources = (p for p in DBT_PROJECT_DIR.rglob("*") if p.suffix in {".sql", ".yml"} and "target" not in p.parts)
+    return any(p.stat().st_mtime > built for p in sources)
+
+
+class PaperhouseTranslator(DagsterDbtTranslator):
+    """Models are keyed by their schema (``marts/papers``) and grouped by layer."""
+
+    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> AssetKey:
+        if dbt_resource_props["resource_type"] == "model":
+            return AssetKey([dbt_resource_props["config"]["schema"], dbt_resource_props["name"]])
+        return super().get_asset_key(dbt_resource_props)
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        return _GROUPS.get(dbt_resource_props.get("config", {}).get("schema"))
+
+    def get_owners(self, dbt_resource_props: Mapping[str, Any]):
+        return ["team:paperhouse"]
+
+
+@dbt_assets(
+    manifest=dbt_project().manifest_path,
+    project=dbt_project(),
+    dagster_dbt_translator=PaperhouseTranslator(),
+    pool="duckdb_writer",
+)
+def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
+    """Staging views, intermediate models and the public marts, built and tested by `dbt build`."""
+    dbt_vars = json.dumps({"database_path": str(warehouse.paths.build_database)})
+    yield from dbt.cli(["build", "--vars", dbt_vars], context=context).stream()

@@ -1,0 +1,32 @@
+"""The one code location: what `dagster dev`, the UI and `paperhouse run` all load."""
+
+from __future__ import annotations
+
+from dagster import Definitions, in_process_executor
+from dagster_dbt import DbtCliResource
+
+from orchestration.assets.dbt import DBT_EXECUTABLE, dbt_models, dbt_project
+from orchestration.assets.dedup import paper_assignments
+from orchestration.assets.ingest import source_records
+from orchestration.assets.nlp import term_occurrences, topic_model
+from orchestration.assets.publish import published_warehouse
+from orchestration.checks import great_expectations_checks
+from orchestration.resources import WarehouseResource
+
+
+def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
+    """Definitions for a seeds folder and warehouse; empty means environment, then defaults."""
+    return Definitions(
+        assets=[source_records, paper_assignments, term_occurrences, topic_model, dbt_models, published_warehouse],
+        asset_checks=great_expectations_checks,
+        resources={
+            "warehouse": WarehouseResource(seeds_dir=seeds_dir, warehouse=warehouse),
+            "dbt": DbtCliResource(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE),
+        },
+        # Steps share one DuckDB file that allows a single writer: run them one after another, in one
+        # process, which also imports Great Expectations once per run instead of once per check.
+        executor=in_process_executor,
+    )
+
+
+defs = build_definitions()

@@ -1,0 +1,55 @@
+"""Run every asset and check of the code location in-process: what `paperhouse run` does."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from dagster import DagsterEventType, DagsterInstance
+
+from orchestration.definitions import build_definitions
+from paperhouse.settings import Paths
+
+
+@dataclass
+class RunOutcome:
+    success: bool
+    run_id: str
+    checks_passed: int = 0
+    checks_failed: list[str] = field(default_factory=list)  # "asset:check: what failed"
+    failed_steps: list[str] = field(default_factory=list)
+
+    @property
+    def reason(self) -> str:
+        if self.checks_failed:
+            return "check failed: " + "; ".join(self.checks_failed)
+        if self.failed_steps:
+            return "step failed: " + "; ".join(self.failed_steps)
+        return "the run did not succeed"
+
+
+def _instance() -> DagsterInstance:
+    # With DAGSTER_HOME set (as `make` does), CLI runs are recorded where the UI shows them.
+    return DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
+
+
+def run_all(paths: Paths) -> RunOutcome:
+    defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse))
+    job = defs.resolve_implicit_global_asset_job_def()
+    with _instance() as instance:
+        result = job.execute_in_process(instance=instance, raise_on_error=False)
+        outcome = RunOutcome(success=result.success, run_id=result.run_id)
+        for evaluation in result.get_asset_check_evaluations():
+            if evaluation.passed:
+                outcome.checks_passed += 1
+                continue
+            details = evaluation.description or ""
+            outcome.checks_failed.append(
+                f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}" + (f" ({details})" if details else "")
+            )
+        for event in result.all_events:
+            if event.event_type == DagsterEventType.STEP_FAILURE:
+                error = event.step_failure_data.error
+                message = error.message.strip().splitlines()[0] if error else "unknown error"
+                outcome.failed_steps.append(f"{event.step_key}: {message}")
+    return outcome

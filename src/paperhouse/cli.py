@@ -1,0 +1,158 @@
+"""The `paperhouse` command line: run, ui, query, check.
+
+This module stays free of Dagster: `run` and `ui` hand over to the orchestration package
+(imported only when needed), the other commands talk to DuckDB and the quality suites.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from paperhouse.settings import resolve_paths
+from paperhouse.warehouse import connect
+
+SUMMARY_SQL = """
+    select
+        (select count(*) from marts.papers) as papers,
+        (select count(*) from marts.paper_sources where match_kind != 'canonical') as duplicates_merged,
+        (select count(*) from marts.rejected_records) as records_rejected,
+        (select count(*) from marts.terms) as terms,
+        (select count(*) from marts.topics) as topics
+"""
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"paperhouse: {message}", file=sys.stderr)
+    return code
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    paths = resolve_paths(args.seeds, args.warehouse)
+    if not paths.seeds_dir.is_dir():
+        return _fail(f"seeds folder {paths.seeds_dir} does not exist")
+    from orchestration.runner import run_all
+
+    started = time.perf_counter()
+    outcome = run_all(paths)
+    elapsed = time.perf_counter() - started
+    if not outcome.success:
+        return _fail(f"run {outcome.run_id} failed, warehouse not published: {outcome.reason}")
+    with connect(paths.warehouse, read_only=True) as con:
+        cursor = con.execute(SUMMARY_SQL)
+        summary = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
+    print(f"paperhouse run {outcome.run_id[:8]} finished in {elapsed:.1f} s")
+    for name, value in summary.items():
+        print(f"  {name.replace('_', ' '):<18} {value}")
+    print(f"  {'checks passed':<18} {outcome.checks_passed}")
+    print(f"  {'checks failed':<18} {len(outcome.checks_failed)}")
+    print(f"  {'warehouse':<18} {paths.warehouse}")
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    os.environ.setdefault("DAGSTER_HOME", str(Path(".dagster").resolve()))
+    Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+    dagster = Path(sys.executable).parent / "dagster"
+    command = [str(dagster), "dev", "-m", "orchestration.definitions", "-h", args.host, "-p", str(args.port)]
+    return subprocess.call(command)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    paths = resolve_paths(warehouse=args.warehouse)
+    try:
+        with connect(paths.warehouse, read_only=True) as con:
+            cursor = con.execute(args.sql)
+            if cursor.description is None:
+                return 0
+            columns = [d[0] for d in cursor.description]
+            rows = cursor.fetchall()
+    except FileNotFoundError as error:
+        return _fail(str(error))
+    except duckdb.Error as error:
+        return _fail(str(error).splitlines()[0])
+    _print_rows(columns, rows, args.format)
+    return 0
+
+
+def _print_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
+    if fmt == "json":
+        print(json.dumps([dict(zip(columns, row)) for row in rows], default=str, ensure_ascii=False, indent=2))
+    elif fmt == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+        widths = [min(60, max([len(c)] + [len(r[i]) for r in cells])) for i, c in enumerate(columns)]
+        line = lambda values: " | ".join(v[:w].ljust(w) for v, w in zip(values, widths))  # noqa: E731
+        print(line(columns))
+        print("-+-".join("-" * w for w in widths))
+        for row in cells:
+            print(line(row))
+        print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from paperhouse.quality import validate_warehouse
+
+    paths = resolve_paths(warehouse=args.warehouse)
+    try:
+        with connect(paths.warehouse, read_only=True) as con:
+            results = validate_warehouse(con)
+    except FileNotFoundError as error:
+        return _fail(str(error))
+    for result in results:
+        print(f"{'PASS' if result.success else 'FAIL'}  {result.suite}  ({len(result.outcomes)} expectations)")
+        for outcome in result.failures:
+            column = f" on {outcome.column}" if outcome.column else ""
+            print(f"      {outcome.expectation}{column}: observed {outcome.observed}")
+    failed = [r.suite for r in results if not r.success]
+    if failed:
+        return _fail(f"{len(failed)} of {len(results)} suites failed: {', '.join(failed)}")
+    print(f"all {len(results)} suites passed")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="paperhouse", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="materialise every asset and check through Dagster")
+    run.add_argument("--seeds", help="folder of *.txt lists (default: $PAPERHOUSE_SEEDS_DIR or seeds)")
+    run.add_argument("--warehouse", help="warehouse file (default: $PAPERHOUSE_WAREHOUSE or data/paperhouse.duckdb)")
+    run.set_defaults(handler=cmd_run)
+
+    ui = commands.add_parser("ui", help="start the Dagster UI")
+    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    ui.set_defaults(handler=cmd_ui)
+
+    query = commands.add_parser("query", help="run SQL read-only against the warehouse")
+    query.add_argument("sql")
+    query.add_argument("--warehouse")
+    query.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    query.set_defaults(handler=cmd_query)
+
+    check = commands.add_parser("check", help="run the Great Expectations suites against the warehouse")
+    check.add_argument("--warehouse")
+    check.set_defaults(handler=cmd_check)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

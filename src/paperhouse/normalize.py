@@ -1,0 +1,49 @@
+"""Text normalisation as Polars expressions, so it runs vectorised over every record.
+
+Two levels:
+- ``clean_text``: what a reader sees: hard-wrapped lines joined, whitespace collapsed.
+- ``normalized_text``: what matching sees: Unicode NFKC, markup (``*x*``, ``_x_``,
+  ``\\textit{x}``, ``$x$``, backticks) stripped, quote and dash variants unified,
+  lower case. Two records with the same normalised text are exact duplicates.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u0060\u00b4"  # single-quote look-alikes
+_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+
+# Words, as matching sees them: runs of letters and digits.
+WORD_PATTERN = r"[\p{L}\p{N}]+"
+
+
+def clean_text(text: pl.Expr) -> pl.Expr:
+    """Join hard-wrapped lines (a line break inside a paragraph is a space) and trim."""
+    return text.str.replace_all(r"\s+", " ").str.strip_chars()
+
+
+def normalized_text(text: pl.Expr) -> pl.Expr:
+    expr = text.str.normalize("NFKC")
+    # LaTeX: \textit{x} -> x (repeated twice for one level of nesting), then bare commands.
+    for _ in range(2):
+        expr = expr.str.replace_all(r"\\[A-Za-z]+\*?\{([^{}]*)\}", "$1")
+    expr = (
+        expr.str.replace_all(r"\\[A-Za-z]+\*?", " ")
+        .str.replace_all(r"[{}$]", "")
+        # Markdown emphasis and code: *x*, **x**, _x_, `x` (underscores inside words stay).
+        .str.replace_all(r"[*`]+", "")
+        .str.replace_all(r"(^|[^\p{L}\p{N}])_+|_+([^\p{L}\p{N}]|$)", "$1$2")
+        .str.replace_all(f"[{_QUOTES}]", "'")
+        .str.replace_all(f"[{_DOUBLE_QUOTES}]", '"')
+        .str.replace_all(f"[{_DASHES}]+|-{{2,}}", "-")
+        .str.replace_all(r"(\p{L})-\s+(\p{Ll})", "$1-$2")  # a hyphen at a hard wrap: "fine-\n tuning"
+        .str.replace_all(r"(\.\s*){3,}$|…$", "")  # a trailing ellipsis marks truncation, not text
+    )
+    return clean_text(expr).str.to_lowercase()
+
+
+def words(normalized: pl.Expr) -> pl.Expr:
+    """The list of words of a normalised text (punctuation dropped)."""
+    return normalized.str.extract_all(WORD_PATTERN)

@@ -1,0 +1,40 @@
+"""Where paperhouse reads and writes, resolved from flags, then environment, then defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+SEEDS_ENV = "PAPERHOUSE_SEEDS_DIR"
+WAREHOUSE_ENV = "PAPERHOUSE_WAREHOUSE"
+DEFAULT_SEEDS_DIR = "seeds"
+DEFAULT_WAREHOUSE = "data/paperhouse.duckdb"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The seeds folder and the warehouse files derived from the published warehouse path.
+
+    A run builds into ``build_database`` and publishes by swapping a copy of it onto
+    ``warehouse``, so readers of the published file never see a half-built table. The
+    build file keeps the warehouse's file name (in a hidden sibling folder) because DuckDB
+    names a database after its file stem and dbt's views refer to it by that name.
+    """
+
+    seeds_dir: Path
+    warehouse: Path
+
+    @property
+    def build_dir(self) -> Path:
+        return self.warehouse.parent / f".{self.warehouse.name}.build"
+
+    @property
+    def build_database(self) -> Path:
+        return self.build_dir / self.warehouse.name
+
+
+def resolve_paths(seeds_dir: str | os.PathLike | None = None, warehouse: str | os.PathLike | None = None) -> Paths:
+    seeds = seeds_dir or os.environ.get(SEEDS_ENV) or DEFAULT_SEEDS_DIR
+    target = warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE
+    return Paths(seeds_dir=Path(seeds).expanduser().resolve(), warehouse=Path(target).expanduser().resolve())

@@ -1,0 +1,101 @@
+"""Dedup decisions on real abstracts from the bundled seeds and their typical variants."""
+
+import random
+import textwrap
+
+import polars as pl
+import pytest
+
+from corpus import seed_abstracts
+from paperhouse.dedup import assign_papers
+from paperhouse.normalize import clean_text, normalized_text
+
+ABSTRACTS = seed_abstracts()
+
+
+def frame(texts: dict[str, str]) -> pl.DataFrame:
+    """One record per (file name -> text), each as record 1 of its own file."""
+    return pl.DataFrame(
+        {
+            "source_file": list(texts),
+            "record_no": [1] * len(texts),
+            "file_sha256": [f"{i:064x}" for i in range(len(texts))],
+            "text": list(texts.values()),
+        },
+        schema_overrides={"record_no": pl.Int32},
+    ).with_columns(normalized_text=normalized_text(clean_text(pl.col("text"))))
+
+
+def decisions(texts: dict[str, str]) -> dict[str, dict]:
+    assigned = assign_papers(frame(texts))
+    return {row["source_file"]: row for row in assigned.iter_rows(named=True)}
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in text.split(". ") if s]
+
+
+def reword(text: str, n_words: int, seed: int = 0) -> str:
+    words = text.split()
+    rng = random.Random(seed)
+    for index in rng.sample(range(len(words)), n_words):
+        words[index] = rng.choice(["novel", "robust", "simple", "strong", "careful"])
+    return " ".join(words)
+
+
+VARIANTS = {
+    "exact: hard-wrapped": lambda t: textwrap.fill(t, width=70),
+    "exact: curly quotes and em dashes": lambda t: t.replace("'", "’").replace(" - ", " — "),
+    "exact: markdown emphasis": lambda t: " ".join(f"*{w}*" if i % 9 == 4 else w for i, w in enumerate(t.split())),
+    "near: code-availability sentence appended": lambda t: t + " Code is available at https://github.com/anon/repo.",
+    "near: sentence dropped": lambda t: ". ".join(sentences(t)[:-2] + sentences(t)[-1:]),
+    "near: a few words reworded": lambda t: reword(t, 6),
+    "near: tail truncated": lambda t: t[: int(len(t) * 0.6)].rsplit(" ", 1)[0] + " ...",
+}
+
+
+@pytest.mark.parametrize("kind", VARIANTS)
+@pytest.mark.parametrize("index", [0, 17, 42, 75])
+def test_variant_is_merged_with_its_original(kind, index):
+    original = ABSTRACTS[index]
+    result = decisions({"original.txt": original, "variant.txt": VARIANTS[kind](original), "other.txt": ABSTRACTS[index - 1]})
+    assert result["variant.txt"]["paper_id"] == result["original.txt"]["paper_id"]
+    assert result["other.txt"]["paper_id"] != result["original.txt"]["paper_id"]
+    kinds = {result["variant.txt"]["match_kind"], result["original.txt"]["match_kind"]}
+    assert kinds == {"canonical", kind.split(":")[0]}
+
+
+def test_different_papers_sharing_an_opening_sentence_stay_apart():
+    opening = sentences(ABSTRACTS[3])[0]
+    hard_negative = opening + ". " + ABSTRACTS[10]
+    result = decisions({"a.txt": ABSTRACTS[3], "b.txt": hard_negative, "c.txt": ABSTRACTS[10]})
+    assert len({row["paper_id"] for row in result.values()}) == 2  # b is a revision of c, not of a
+    assert result["b.txt"]["paper_id"] == result["c.txt"]["paper_id"]
+
+
+def test_all_bundled_abstracts_are_distinct_papers():
+    result = decisions({f"{i}.txt": text for i, text in enumerate(ABSTRACTS)})
+    assert len({row["paper_id"] for row in result.values()}) == len(ABSTRACTS) == 76
+
+
+def test_paper_ids_do_not_depend_on_file_order_or_names():
+    texts = ABSTRACTS[:10] + [VARIANTS["near: sentence dropped"](ABSTRACTS[2]), ABSTRACTS[5]]
+    first = decisions({f"{i}.txt": t for i, t in enumerate(texts)})
+    shuffled = list(enumerate(texts))
+    random.Random(1).shuffle(shuffled)
+    second = decisions({f"renamed_{i}.txt": t for i, t in shuffled})
+    ids_by_text_first = sorted((texts[int(name.split(".")[0])], row["paper_id"]) for name, row in first.items())
+    ids_by_text_second = sorted((texts[int(name.split("_")[1].split(".")[0])], row["paper_id"]) for name, row in second.items())
+    assert ids_by_text_first == ids_by_text_second
+
+
+def test_canonical_record_is_the_most_complete_version_and_similarity_is_bounded():
+    original = ABSTRACTS[30]
+    truncated = VARIANTS["near: tail truncated"](original)
+    result = decisions({"truncated.txt": truncated, "full.txt": original, "copy.txt": original})
+    assert result["full.txt"]["match_kind"] == "canonical" or result["copy.txt"]["match_kind"] == "canonical"
+    assert result["truncated.txt"]["match_kind"] == "near"
+    assert result["truncated.txt"]["matched_by"] in {"containment", "shingle_jaccard"}
+    assert result["truncated.txt"]["containment"] == pytest.approx(1.0, abs=0.02)
+    assert all(0.0 <= row["similarity"] <= 1.0 for row in result.values())
+    assert sum(row["match_kind"] == "canonical" for row in result.values()) == 1

@@ -1,0 +1,47 @@
+"""The code location loads, and its graph is the one the README draws."""
+
+from dagster import AssetKey
+
+from orchestration.definitions import defs
+
+
+def _graph():
+    return defs.resolve_asset_graph()
+
+
+def test_definitions_load_with_every_stage():
+    keys = {key.to_user_string() for key in _graph().get_all_asset_keys()}
+    assert {
+        "raw/source_records",
+        "raw/paper_assignments",
+        "raw/term_occurrences",
+        "staging/stg_source_records",
+        "marts/papers",
+        "marts/paper_sources",
+        "marts/rejected_records",
+        "marts/terms",
+        "marts/paper_terms",
+        "marts/topics",
+        "marts/paper_topics",
+        "published_warehouse",
+    } <= keys
+
+
+def test_graph_is_connected_from_ingest_to_publish():
+    graph = _graph()
+    upstream_of_publish = graph.get(AssetKey("published_warehouse")).parent_keys
+    assert AssetKey(["marts", "papers"]) in upstream_of_publish
+    assert AssetKey(["raw", "source_records"]) in graph.get(AssetKey(["staging", "stg_source_records"])).parent_keys
+    assert AssetKey(["raw", "paper_assignments"]) in graph.get(AssetKey(["staging", "stg_paper_assignments"])).parent_keys
+    ancestors = graph.upstream_key_iterator(AssetKey("published_warehouse"))
+    assert AssetKey(["raw", "source_records"]) in set(ancestors)
+
+
+def test_every_raw_table_and_mart_has_a_blocking_great_expectations_check():
+    graph = _graph()
+    checked = {key.asset_key.to_user_string() for key in graph.asset_check_keys if key.name.startswith("great_expectations_")}
+    tables = {key.to_user_string() for key in graph.get_all_asset_keys() if key.path[0] in {"raw", "marts"}}
+    assert tables == checked
+    for key in graph.asset_check_keys:
+        if key.name.startswith("great_expectations_"):
+            assert graph.get_check_spec(key).blocking, key

@@ -1,0 +1,59 @@
+"""The Great Expectations suites pass on good tables and fail, with observed values, on bad ones."""
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from paperhouse.quality import SUITES_BY_NAME, mart_schemas, validate_suite
+
+
+@pytest.fixture
+def con(tmp_path: Path):
+    connection = duckdb.connect(str(tmp_path / "w.duckdb"))
+    connection.execute("create schema raw")
+    yield connection
+    connection.close()
+
+
+def _topic_weights(con, rows):
+    con.execute("create or replace table raw.topic_paper_weights (paper_id varchar, topic_id integer, weight double)")
+    con.executemany("insert into raw.topic_paper_weights values (?, ?, ?)", rows)
+
+
+def test_suite_passes_on_a_valid_table(con):
+    _topic_weights(con, [("p_1", 1, 0.75), ("p_1", 2, 0.25), ("p_2", 1, 1.0)])
+    result = validate_suite(con, SUITES_BY_NAME["raw.topic_paper_weights"])
+    assert result.success, result.failures
+
+
+def test_suite_reports_each_failed_expectation_with_observed_values(con):
+    _topic_weights(con, [("p_1", 1, 0.75), ("p_1", 1, 1.5), (None, 2, 0.5)])
+    result = validate_suite(con, SUITES_BY_NAME["raw.topic_paper_weights"])
+    failed = {(o.expectation, str(o.column)) for o in result.failures}
+    assert ("expect_column_values_to_not_be_null", "paper_id") in failed
+    assert ("expect_column_values_to_be_between", "weight") in failed
+    assert ("expect_compound_columns_to_be_unique", "['paper_id', 'topic_id']") in failed
+    weight_failure = next(o for o in result.failures if o.column == "weight")
+    assert weight_failure.observed["unexpected_count"] == 1 and 1.5 in weight_failure.observed["examples"]
+
+
+def test_schema_drift_fails_the_suite(con):
+    con.execute("create table raw.topic_paper_weights (paper_id varchar, topic_id varchar, weight double, extra int)")
+    result = validate_suite(con, SUITES_BY_NAME["raw.topic_paper_weights"])
+    failed = {o.expectation for o in result.failures}
+    assert "expect_table_columns_to_match_set" in failed
+    assert any(o.column == "topic_id" and o.observed["examples"] == ["VARCHAR"] for o in result.failures)
+
+
+def test_missing_table_fails_instead_of_passing(con):
+    result = validate_suite(con, SUITES_BY_NAME["marts.papers"])
+    assert not result.success
+
+
+def test_mart_schemas_come_from_the_dbt_contracts():
+    schemas = mart_schemas()
+    assert schemas["marts.papers"]["paper_id"] == "VARCHAR"
+    assert schemas["marts.paper_topics"]["is_primary"] == "BOOLEAN"
+    assert {f"marts.{t}" for t in ("papers", "paper_sources", "rejected_records", "terms", "paper_terms",
+                                   "topics", "paper_topics")} <= set(schemas)
