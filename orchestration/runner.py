@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 
 from dagster import DagsterEventType, DagsterInstance
@@ -15,6 +16,7 @@ from paperhouse.settings import Paths
 class RunOutcome:
     success: bool
     run_id: str
+    log_file: str
     checks_passed: int = 0
     checks_failed: list[str] = field(default_factory=list)  # "asset:check: what failed"
     failed_steps: list[str] = field(default_factory=list)
@@ -25,7 +27,7 @@ class RunOutcome:
             return "check failed: " + "; ".join(self.checks_failed)
         if self.failed_steps:
             return "step failed: " + "; ".join(self.failed_steps)
-        return "the run did not succeed"
+        return f"the run did not succeed (see {self.log_file})"
 
 
 def _instance() -> DagsterInstance:
@@ -33,12 +35,16 @@ def _instance() -> DagsterInstance:
     return DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
 
 
-def run_all(paths: Paths) -> RunOutcome:
+def run_all(paths: Paths, log_level: str = "WARNING") -> RunOutcome:
     defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse))
     job = defs.resolve_implicit_global_asset_job_def()
-    with _instance() as instance:
-        result = job.execute_in_process(instance=instance, raise_on_error=False)
-        outcome = RunOutcome(success=result.success, run_id=result.run_id)
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level.upper()}}}}
+    # dbt's own log lines go to stdout; keep them in a file beside the build, not in the summary.
+    paths.build_dir.mkdir(parents=True, exist_ok=True)
+    log_file = paths.build_dir / "run.log"
+    with _instance() as instance, open(log_file, "w") as log, redirect_stdout(log):
+        result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False)
+        outcome = RunOutcome(success=result.success, run_id=result.run_id, log_file=str(log_file))
         for evaluation in result.get_asset_check_evaluations():
             if evaluation.passed:
                 outcome.checks_passed += 1

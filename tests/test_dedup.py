@@ -99,3 +99,11 @@ def test_canonical_record_is_the_most_complete_version_and_similarity_is_bounded
     assert result["truncated.txt"]["containment"] == pytest.approx(1.0, abs=0.02)
     assert all(0.0 <= row["similarity"] <= 1.0 for row in result.values())
     assert sum(row["match_kind"] == "canonical" for row in result.values()) == 1
+
+
+def test_no_records_gives_an_empty_typed_frame():
+    from paperhouse.dedup import ASSIGNMENT_SCHEMA
+
+    empty = pl.DataFrame(schema={"source_file": pl.String, "record_no": pl.Int32, "file_sha256": pl.String,
+                                 "normalized_text": pl.String})
+    assert assign_papers(empty).schema == pl.Schema(ASSIGNMENT_SCHEMA)

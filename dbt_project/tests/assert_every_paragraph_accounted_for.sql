@@ -1,3 +1,4 @@
+{{ config(meta={'dagster': {'ref': {'name': 'paper_sources'}}}) }}
 -- Every paragraph read lands in exactly one of paper_sources and rejected_records.
 with sides as (
     select source_file, record_no, 'read' as side

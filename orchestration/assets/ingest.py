@@ -1,5 +1,5 @@
 import polars as pl
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
@@ -21,6 +21,8 @@ from paperhouse.warehouse import write_table
 )
 def source_records(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     seeds_dir = warehouse.paths.seeds_dir
+    if not seeds_dir.is_dir():
+        raise Failure(f"seeds folder {seeds_dir} does not exist (set PAPERHOUSE_SEEDS_DIR or the warehouse resource)")
     records = read_records(seeds_dir)
     with warehouse.build_connection() as con:
         write_table(con, "source_records", records)

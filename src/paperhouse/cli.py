@@ -7,6 +7,7 @@ This module stays free of Dagster: `run` and `ui` hand over to the orchestration
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -41,7 +42,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from orchestration.runner import run_all
 
     started = time.perf_counter()
-    outcome = run_all(paths)
+    outcome = run_all(paths, log_level=args.log_level)
     elapsed = time.perf_counter() - started
     if not outcome.success:
         return _fail(f"run {outcome.run_id} failed, warehouse not published: {outcome.reason}")
@@ -54,6 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"  {'checks passed':<18} {outcome.checks_passed}")
     print(f"  {'checks failed':<18} {len(outcome.checks_failed)}")
     print(f"  {'warehouse':<18} {paths.warehouse}")
+    print(f"  {'dbt log':<18} {outcome.log_file}")
     return 0
 
 
@@ -61,8 +63,16 @@ def cmd_ui(args: argparse.Namespace) -> int:
     os.environ.setdefault("DAGSTER_HOME", str(Path(".dagster").resolve()))
     Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
     dagster = Path(sys.executable).parent / "dagster"
-    command = [str(dagster), "dev", "-m", "orchestration.definitions", "-h", args.host, "-p", str(args.port)]
+    command = [str(dagster), "dev", "-w", str(_workspace_file()), "-h", args.host, "-p", str(args.port)]
     return subprocess.call(command)
+
+
+def _workspace_file() -> Path:
+    """workspace.yaml at the root of the project the orchestration package is installed from."""
+    spec = importlib.util.find_spec("orchestration")
+    if spec is None or spec.origin is None:
+        raise SystemExit("paperhouse: the orchestration package is not installed; run `make install`")
+    return Path(spec.origin).resolve().parents[1] / "workspace.yaml"
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -130,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="materialise every asset and check through Dagster")
     run.add_argument("--seeds", help="folder of *.txt lists (default: $PAPERHOUSE_SEEDS_DIR or seeds)")
     run.add_argument("--warehouse", help="warehouse file (default: $PAPERHOUSE_WAREHOUSE or data/paperhouse.duckdb)")
+    run.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
+                     help="Dagster's console log level (default: warning)")
     run.set_defaults(handler=cmd_run)
 
     ui = commands.add_parser("ui", help="start the Dagster UI")

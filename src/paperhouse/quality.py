@@ -24,6 +24,8 @@ import yaml
 
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
 from paperhouse.ingest import RECORD_SCHEMA
+from paperhouse.terms import TERM_OCCURRENCE_SCHEMA
+from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
 
 MARTS_YAML = Path(__file__).resolve().parents[2] / "dbt_project" / "models" / "marts" / "_marts__models.yml"
 _POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
@@ -81,9 +83,9 @@ RAW_SCHEMAS: dict[str, dict[str, str]] = {
         {**RECORD_SCHEMA, "text": pl.String, "excerpt": pl.String, "normalized_text": pl.String}
     ),
     "raw.paper_assignments": _duckdb_types(ASSIGNMENT_SCHEMA),
-    "raw.term_occurrences": {"paper_id": "VARCHAR", "term": "VARCHAR", "n_words": "INTEGER", "count": "INTEGER"},
-    "raw.topic_paper_weights": {"paper_id": "VARCHAR", "topic_id": "INTEGER", "weight": "DOUBLE"},
-    "raw.topic_term_weights": {"topic_id": "INTEGER", "term": "VARCHAR", "weight": "DOUBLE", "rank": "INTEGER"},
+    "raw.term_occurrences": _duckdb_types(TERM_OCCURRENCE_SCHEMA),
+    "raw.topic_paper_weights": _duckdb_types(PAPER_TOPIC_SCHEMA),
+    "raw.topic_term_weights": _duckdb_types(TOPIC_TERM_SCHEMA),
 }
 
 

@@ -28,6 +28,7 @@ STOPWORDS = frozenset(
     experiment experiments achieve achieves achieved provide provides enable enables allow allows able
     further key large small high low well-known""".split()
 )
+TERM_OCCURRENCE_SCHEMA = {"paper_id": pl.String, "term": pl.String, "n_words": pl.Int32, "count": pl.Int32}
 _TOKEN = r"\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)*"
 _BREAK = "|"
 _IRREGULAR_PLURALS = {"data": "data", "analyses": "analysis", "hypotheses": "hypothesis", "indices": "index",
@@ -95,4 +96,5 @@ def extract_terms(papers: pl.DataFrame, max_words: int = 3) -> pl.DataFrame:
         .agg(count=pl.len().cast(pl.Int32))
         .sort("paper_id", "term")
         .collect()
+        .cast(TERM_OCCURRENCE_SCHEMA)
     )

@@ -13,6 +13,10 @@ import polars as pl
 from scipy.sparse import csr_matrix
 
 
+PAPER_TOPIC_SCHEMA = {"paper_id": pl.String, "topic_id": pl.Int32, "weight": pl.Float64}
+TOPIC_TERM_SCHEMA = {"topic_id": pl.Int32, "term": pl.String, "weight": pl.Float64, "rank": pl.Int32}
+
+
 @dataclass(frozen=True)
 class TopicModel:
     paper_topics: pl.DataFrame  # paper_id, topic_id, weight (weights of a paper sum to 1)
@@ -32,6 +36,8 @@ def fit_topics(occurrences: pl.DataFrame, n_topics: int | None = None, top_terms
 
     paper_ids = occurrences["paper_id"].unique().sort()
     n_papers = len(paper_ids)
+    if n_papers == 0:
+        return TopicModel(pl.DataFrame(schema=PAPER_TOPIC_SCHEMA), pl.DataFrame(schema=TOPIC_TERM_SCHEMA))
     document_frequency = occurrences.group_by("term").agg(df=pl.len())
     # Terms shared by at least two papers but not by most of them carry the topics.
     vocabulary = (
@@ -68,10 +74,11 @@ def fit_topics(occurrences: pl.DataFrame, n_topics: int | None = None, top_terms
     paper_index, topic_index = np.nonzero((shares >= min_paper_weight) | (np.arange(shares.shape[1]) == primary[:, None]))
     paper_topics = pl.DataFrame(
         {
-            "paper_id": paper_ids.to_numpy()[paper_index],
+            "paper_id": paper_ids.gather(paper_index),
             "topic_id": topic_id[topic_index],
             "weight": np.round(shares[paper_index, topic_index], 6),
-        }
+        },
+        schema=PAPER_TOPIC_SCHEMA,
     ).sort("paper_id", "topic_id")
 
     ranked = np.argsort(-components, axis=1, kind="stable")[:, :top_terms]
@@ -81,6 +88,7 @@ def fit_topics(occurrences: pl.DataFrame, n_topics: int | None = None, top_terms
             "term": terms[ranked.ravel()],
             "weight": np.round(np.take_along_axis(components, ranked, axis=1).ravel(), 6),
             "rank": np.tile(np.arange(1, ranked.shape[1] + 1, dtype=np.int32), len(components)),
-        }
+        },
+        schema=TOPIC_TERM_SCHEMA,
     ).filter(pl.col("weight") > 0).sort("topic_id", "rank")
     return TopicModel(paper_topics=paper_topics, topic_terms=topic_terms)
