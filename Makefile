@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run test ui lock clean
+.PHONY: install run test ui eval bench lock clean
 
 install: $(INSTALLED)
 
@@ -28,6 +28,14 @@ test: install
 
 ui: install
 	$(BIN)/paperhouse ui
+
+# Dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl.
+eval: install
+	$(BIN)/paperhouse eval-dedup
+
+# Dedup at 10k, 50k and 100k synthetic abstracts beside datasketch; writes data/bench/dedup.json.
+bench: install
+	$(BIN)/paperhouse bench
 
 # Re-resolve pyproject.toml's ranges (with the dev extra) into requirements.lock.
 lock:

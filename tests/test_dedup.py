@@ -107,3 +107,18 @@ def test_no_records_gives_an_empty_typed_frame():
     empty = pl.DataFrame(schema={"source_file": pl.String, "record_no": pl.Int32, "file_sha256": pl.String,
                                  "normalized_text": pl.String})
     assert assign_papers(empty).schema == pl.Schema(ASSIGNMENT_SCHEMA)
+
+
+def test_encoding_and_file_names_never_change_paper_ids(tmp_path):
+    from paperhouse.ingest import read_records
+
+    text = "ICLR 2026 论文列表\n\n" + "\n\n".join(ABSTRACTS[:5]).replace("—", "-") + "\n"
+    ids = []
+    for encoding, name in (("utf-8", "a.txt"), ("utf-16", "z.txt"), ("gb18030", "m.txt")):
+        folder = tmp_path / encoding
+        folder.mkdir()
+        (folder / name).write_bytes(text.replace("\n", "\r\n").encode(encoding))
+        records = read_records(folder)
+        assert records["encoding"].unique().to_list() == [encoding]
+        ids.append(sorted(assign_papers(records)["paper_id"].to_list()))
+    assert ids[0] == ids[1] == ids[2] and len(set(ids[0])) == 5

@@ -162,6 +162,12 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path):
     assert read == landed and sum(read.values()) == 76 + 19 + 4 + 2 + 2
     assert query(w, "select distinct encoding from marts.paper_sources where source_file = 'rescraped list.txt'") == [("utf-16",)]
     assert query(w, "select distinct venue, year from marts.paper_sources where source_file = 'neurips.txt'") == [("NeurIPS", 2025)]
+    # Every merged record is explained beside its paper's canonical record.
+    groups = query(w, """
+        select g.match_kind, count(*), bool_and(g.canonical_source_file = p.canonical_source_file),
+               bool_and(g.similarity between 0 and 1)
+        from marts.duplicate_groups g join marts.papers p using (paper_id) group by 1 order by 1""")
+    assert groups == [("exact", 21, True, True), ("near", 3, True, True)]
 
 
 def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monkeypatch, capsys):

@@ -133,6 +133,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_dedup(args: argparse.Namespace) -> int:
+    from paperhouse import evaluation
+
+    if args.write_set:
+        print(f"wrote {evaluation.write_eval_set()}")
+    report = evaluation.evaluate(evaluation.load_eval_set())
+    print(evaluation.format_report(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.as_dict(), indent=2))
+    return 0 if report.meets_targets else _fail("dedup evaluation targets not met")
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from paperhouse.evaluation import PROJECT
+    from paperhouse.ingest import read_records
+    from paperhouse.synth import write_corpus
+
+    seeds = read_records(PROJECT / "seeds").drop_nulls("text")["text"].to_list()
+    labels = write_corpus(seeds, args.papers, Path(args.out), duplicate_share=args.duplicate_share, seed=args.seed)
+    print(f"wrote {args.papers} abstracts to {args.out} (labels: {labels})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperhouse", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -158,10 +181,29 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="run the Great Expectations suites against the warehouse")
     check.add_argument("--warehouse")
     check.set_defaults(handler=cmd_check)
+
+    evaluate = commands.add_parser("eval-dedup", help="print precision and recall of dedup on the evaluation set")
+    evaluate.add_argument("--write-set", action="store_true", help="regenerate evaluation/dedup_eval_set.jsonl first")
+    evaluate.add_argument("--json", help="also write the report as JSON to this file")
+    evaluate.set_defaults(handler=cmd_eval_dedup)
+
+    synth = commands.add_parser("synth", help="write synthetic abstract lists with labelled duplicates")
+    synth.add_argument("--papers", type=int, required=True)
+    synth.add_argument("--out", required=True)
+    synth.add_argument("--duplicate-share", type=float, default=0.1)
+    synth.add_argument("--seed", type=int, default=0)
+    synth.set_defaults(handler=cmd_synth)
+
+    commands.add_parser("bench", help="dedup speed, memory and quality at scale beside datasketch (see --help)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:  # its own parser: the benchmark runs itself in child processes
+        from paperhouse.benchmark import main as bench
+
+        return bench(argv[1:])
     args = build_parser().parse_args(argv)
     return args.handler(args)
 

@@ -36,12 +36,18 @@ _GOLDEN = _U64(0x9E3779B97F4A7C15)
 @dataclass(frozen=True)
 class DedupParams:
     shingle_size: int = 3
-    num_bins: int = 128
-    bands: int = 32  # 32 bands of 4 rows: candidates from a Jaccard of about 0.4
+    num_bins: int = 256
+    bands: int = 64  # 64 bands of 4 rows: a pair at Jaccard 0.5 collides in some band with p = 0.984
     max_bucket: int = 500  # larger LSH buckets hold boilerplate, not one paper's copies
+    # Verification is exact but costs a join; estimates from the signatures skip hopeless pairs,
+    # with about two standard errors of margin below the loosest rule.
+    min_estimated_jaccard: float = 0.18
+    min_estimated_containment: float = 0.45
     min_jaccard: float = 0.5
     min_containment: float = 0.8
     min_containment_shingles: int = 20  # containment of a tiny text proves nothing
+    min_revision_containment: float = 0.6  # a revision keeps most of the smaller text's phrasing
+    min_revision_word_jaccard: float = 0.6  # ... and of its vocabulary
     min_word_jaccard: float = 0.7
     min_jaccard_with_words: float = 0.25
 
@@ -86,32 +92,33 @@ def paper_id_for(normalized_words: str) -> str:
 
 
 def shingle_table(word_lists: pl.Series, shingle_size: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Distinct word hashes and word-shingle hashes of each text, as (doc, hash) frames.
+    """Word hashes and word-shingle hashes of each text, as (doc, hash) frames (repeats kept).
 
-    A text shorter than one shingle contributes its words as shingles, so it still matches.
+    Words are hashed once per distinct word (through an Enum of the vocabulary), never
+    per occurrence. A text shorter than one shingle contributes its words as shingles,
+    so it still matches.
     """
-    exploded = pl.DataFrame({"words": word_lists}).with_row_index("doc").explode("words").drop_nulls("words")
-    vocabulary = exploded.select(pl.col("words").unique(maintain_order=False).sort())
-    vocabulary = vocabulary.with_columns(hash=pl.Series(stable_hash64(vocabulary["words"].to_list()), dtype=pl.UInt64))
-    tokens = exploded.join(vocabulary, on="words", how="left", maintain_order="left")
-    doc = tokens["doc"].to_numpy()
-    token_hash = tokens["hash"].to_numpy()
+    words = pl.DataFrame({"words": word_lists}).with_row_index("doc").explode("words").drop_nulls("words")
+    vocabulary = words["words"].unique().sort()
+    vocabulary_hash = stable_hash64(vocabulary.to_list())
+    token_hash = vocabulary_hash[words["words"].cast(pl.Enum(vocabulary)).to_physical().to_numpy()]
+    doc = words["doc"].to_numpy()
 
     k = shingle_size
     n = len(doc)
     start = np.arange(max(n - k + 1, 0))
-    whole = doc[start] == doc[start + k - 1] if n >= k else np.zeros(0, dtype=bool)
-    start = start[whole]
+    start = start[doc[start] == doc[start + k - 1]] if n >= k else start[:0]
     shingle = np.zeros(len(start), dtype=_U64)
     with np.errstate(over="ignore"):
         for offset in range(k):
             shingle = _mix(shingle * _GOLDEN + token_hash[start + offset])
-    shingles = pl.DataFrame({"doc": doc[start], "hash": shingle})
-    short_docs = np.setdiff1d(np.unique(doc), doc[start])
-    short = tokens.filter(pl.col("doc").is_in(short_docs)).select("doc", hash=pl.col("hash"))
-    shingles = pl.concat([shingles.with_columns(pl.col("doc").cast(pl.UInt32)), short]).unique().sort("doc", "hash")
-    word_set = tokens.select("doc", "hash").unique().sort("doc", "hash")
-    return word_set, shingles
+    has_shingle = np.zeros(int(doc.max()) + 1 if n else 0, dtype=bool)
+    has_shingle[doc[start]] = True
+    short = ~has_shingle[doc]
+    shingles = pl.DataFrame(
+        {"doc": np.concatenate([doc[start], doc[short]]), "hash": np.concatenate([shingle, token_hash[short]])}
+    )
+    return pl.DataFrame({"doc": doc, "hash": token_hash}), shingles
 
 
 def minhash_signatures(shingles: pl.DataFrame, n_docs: int, num_bins: int) -> np.ndarray:
@@ -123,36 +130,30 @@ def minhash_signatures(shingles: pl.DataFrame, n_docs: int, num_bins: int) -> np
     """
     bin_bits = int(np.log2(num_bins))
     h = _mix(shingles["hash"].to_numpy())
-    minima = (
-        pl.DataFrame(
-            {
-                "doc": shingles["doc"].to_numpy(),
-                "bin": (h >> _U64(64 - bin_bits)).astype(np.int64),
-                "value": (h & _MASK32).astype(np.uint32),
-            }
-        )
-        .group_by("doc", "bin")
-        .agg(pl.col("value").min())
-    )
+    cell = shingles["doc"].to_numpy().astype(np.int64) * num_bins + (h >> _U64(64 - bin_bits)).astype(np.int64)
     empty = np.iinfo(np.uint32).max
-    signature = np.full((n_docs, num_bins), empty, dtype=np.uint32)
-    signature[minima["doc"].to_numpy(), minima["bin"].to_numpy()] = minima["value"].to_numpy()
+    signature = np.full(n_docs * num_bins, empty, dtype=np.uint32)
+    np.minimum.at(signature, cell, (h & _MASK32).astype(np.uint32))
+    signature = signature.reshape(n_docs, num_bins)
 
     filled = signature != empty
-    doubled = np.concatenate([filled, filled], axis=1)[:, ::-1]
-    positions = np.where(doubled, np.arange(2 * num_bins), -1)
-    nearest = np.maximum.accumulate(positions, axis=1)[:, ::-1][:, :num_bins]
-    source = 2 * num_bins - 1 - nearest  # index of the nearest filled bin at or right of each bin
     has_any = filled.any(axis=1)
-    distance = (source - np.arange(num_bins)).astype(np.uint32)
+    # For each bin, the nearest filled bin at or to its right (circularly), found by a running
+    # maximum over the reversed, doubled row of filled positions (int16: 2 * bins < 32768).
+    doubled = np.concatenate([filled, filled], axis=1)[:, ::-1]
+    positions = np.where(doubled, np.arange(2 * num_bins, dtype=np.int16), np.int16(-1))
+    nearest = np.maximum.accumulate(positions, axis=1)[:, ::-1][:, :num_bins]
+    source = (2 * num_bins - 1) - nearest.astype(np.int32)
+    distance = (source - np.arange(num_bins, dtype=np.int32)).astype(np.uint32)
     borrowed = np.take_along_axis(signature, np.where(has_any[:, None], source % num_bins, 0), axis=1)
     with np.errstate(over="ignore"):
         dense = np.where(filled, signature, borrowed + distance * np.uint32(0x9E3779B1))
     return np.where(has_any[:, None], dense, empty)
 
 
-def candidate_pairs(signature: np.ndarray, params: DedupParams) -> pl.DataFrame:
-    """Pairs of texts that agree on every row of at least one LSH band."""
+def candidate_pairs(signature: np.ndarray, sizes: np.ndarray, params: DedupParams) -> pl.DataFrame:
+    """Pairs of texts that agree on every row of at least one LSH band, and whose whole
+    signatures say a merge rule could hold (``sizes``: shingles per text)."""
     n_docs, num_bins = signature.shape
     rows = num_bins // params.bands
     usable = np.flatnonzero(signature[:, 0] != np.iinfo(np.uint32).max)
@@ -160,7 +161,9 @@ def candidate_pairs(signature: np.ndarray, params: DedupParams) -> pl.DataFrame:
         return pl.DataFrame(schema={"a": pl.UInt32, "b": pl.UInt32})
     keys = []
     for band in range(params.bands):
-        block = signature[usable, band * rows : (band + 1) * rows].astype(_U64)
+        # Strided bins (band, band + bands, ...): densification copies a filled bin into the empty
+        # bins to its left, so adjacent bins are correlated and would make a band collide too easily.
+        block = signature[usable, band : band + rows * params.bands : params.bands].astype(_U64)
         key = np.full(len(usable), _U64(band), dtype=_U64)
         for column in block.T:
             key = _mix(key * _GOLDEN + column)
@@ -172,21 +175,30 @@ def candidate_pairs(signature: np.ndarray, params: DedupParams) -> pl.DataFrame:
             "doc": np.tile(usable.astype(np.uint32), params.bands),
         }
     )
-    sizes = buckets.group_by("band", "key").len()
+    bucket_sizes = buckets.group_by("band", "key").len()
     shared = buckets.join(
-        sizes.filter((pl.col("len") >= 2) & (pl.col("len") <= params.max_bucket)), on=["band", "key"], how="semi"
+        bucket_sizes.filter((pl.col("len") >= 2) & (pl.col("len") <= params.max_bucket)), on=["band", "key"], how="semi"
     )
-    return (
+    pairs = (
         shared.join(shared, on=["band", "key"], suffix="_b")
         .filter(pl.col("doc") < pl.col("doc_b"))
         .select(a="doc", b="doc_b")
         .unique()
         .sort("a", "b")
     )
+    # A band can collide by chance; the whole signature estimates the Jaccard similarity, and
+    # with the sizes, the containment: |A and B| = J (|A| + |B|) / (1 + J).
+    a, b = pairs["a"].to_numpy(), pairs["b"].to_numpy()
+    jaccard = (signature[a] == signature[b]).mean(axis=1)
+    containment = jaccard * (sizes[a] + sizes[b]) / ((1 + jaccard) * np.maximum(np.minimum(sizes[a], sizes[b]), 1))
+    promising = (jaccard >= params.min_estimated_jaccard) | (containment >= params.min_estimated_containment)
+    return pairs.filter(pl.Series(promising))
 
 
 def set_overlap(pairs: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFrame:
     """Intersection, Jaccard and containment of the hash sets of each (a, b) pair."""
+    involved = np.unique(np.concatenate([pairs["a"].to_numpy(), pairs["b"].to_numpy()]))
+    sets = sets.filter(pl.Series(np.isin(sets["doc"].to_numpy(), involved))).unique()
     sizes = sets.group_by("doc").len()
     shared = (
         pairs.join(sets, left_on="a", right_on="doc")
@@ -210,7 +222,7 @@ def set_overlap(pairs: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFrame:
 
 def verify_pairs(pairs: pl.DataFrame, shingles: pl.DataFrame, word_sets: pl.DataFrame, params: DedupParams) -> pl.DataFrame:
     """The evidence for each pair and the rule that merges it (null: kept apart)."""
-    by_shingles = set_overlap(pairs, shingles).select("a", "b", "jaccard", "containment", "min_size")
+    by_shingles = set_overlap(pairs, shingles).select("a", "b", "jaccard", "containment", "min_size", "size_a", "size_b")
     by_words = set_overlap(pairs, word_sets).select("a", "b", word_jaccard="jaccard")
     evidence = by_shingles.join(by_words, on=["a", "b"])
     return evidence.with_columns(
@@ -218,33 +230,68 @@ def verify_pairs(pairs: pl.DataFrame, shingles: pl.DataFrame, word_sets: pl.Data
         .then(pl.lit("shingle_jaccard"))
         .when((pl.col("containment") >= params.min_containment) & (pl.col("min_size") >= params.min_containment_shingles))
         .then(pl.lit("containment"))
+        .when(
+            (pl.col("containment") >= params.min_revision_containment)
+            & (pl.col("word_jaccard") >= params.min_revision_word_jaccard)
+            & (pl.col("min_size") >= params.min_containment_shingles)
+        )
+        .then(pl.lit("revision"))
         .when((pl.col("word_jaccard") >= params.min_word_jaccard) & (pl.col("jaccard") >= params.min_jaccard_with_words))
         .then(pl.lit("word_overlap"))
     )
 
 
+def paper_edges(merged: pl.DataFrame) -> pl.DataFrame:
+    """The merged pairs that define papers: every symmetric match, and for each text matched
+    only by being *contained* in others (a truncated copy), the single best container.
+
+    A short fragment can be contained in two different papers that share an opening; letting
+    it join both would chain the two papers together.
+    """
+    symmetric = merged.filter(pl.col("matched_by") != "containment").select("a", "b")
+    has_symmetric = pl.concat([symmetric["a"], symmetric["b"]]).unique().implode()
+    contained = (
+        merged.filter(pl.col("matched_by") == "containment")
+        .with_columns(
+            fragment=pl.when(pl.col("size_a") <= pl.col("size_b")).then("a").otherwise("b"),
+            container=pl.when(pl.col("size_a") <= pl.col("size_b")).then("b").otherwise("a"),
+        )
+        .filter(~pl.col("fragment").is_in(has_symmetric))
+        .sort(["fragment", "jaccard", "container"], descending=[False, True, False])
+        .group_by("fragment", maintain_order=True)
+        .first()
+        .select("a", "b")
+    )
+    return pl.concat([symmetric, contained])
+
+
 def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) -> pl.DataFrame:
-    """One row per record (``source_file``, ``record_no``, ``file_sha256``, ``normalized_text``)
-    with its ``paper_id``, how it matched its paper's canonical record, and the evidence."""
+    """One row per record (``source_file``, ``record_no``, ``file_sha256``, ``normalized_text``
+    as ``paperhouse.normalize`` makes it) with its ``paper_id``, how it matched its paper's
+    canonical record, and the evidence."""
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA)
     records = records.select("source_file", "record_no", "file_sha256", "normalized_text").with_columns(
-        exact_key=words(pl.col("normalized_text").str.to_lowercase()).list.join(" ")
-    )
+        word_list=words(pl.col("normalized_text"))
+    ).with_columns(exact_key=pl.col("word_list").list.join(" "))
     texts = (
         records.group_by("exact_key")
-        .agg(n_words=pl.col("normalized_text").first().str.count_matches(r"[\p{L}\p{N}]+"))
+        .agg(pl.col("word_list").first())
         .sort("exact_key")
         .with_row_index("doc")
+        .with_columns(n_words=pl.col("word_list").list.len())
     )
-    word_lists = texts["exact_key"].str.split(" ")
-    word_sets, shingles = shingle_table(word_lists, params.shingle_size)
+    records = records.drop("word_list")
+    word_sets, shingles = shingle_table(texts["word_list"], params.shingle_size)
+    texts = texts.drop("word_list")
     signature = minhash_signatures(shingles, texts.height, params.num_bins)
-    evidence = verify_pairs(candidate_pairs(signature, params), shingles, word_sets, params)
+    sizes = np.bincount(shingles["doc"].to_numpy(), minlength=texts.height)
+    evidence = verify_pairs(candidate_pairs(signature, sizes, params), shingles, word_sets, params)
     merged = evidence.filter(pl.col("matched_by").is_not_null())
+    edges = paper_edges(merged)
 
     graph = coo_matrix(
-        (np.ones(merged.height), (merged["a"].to_numpy(), merged["b"].to_numpy())), shape=(texts.height, texts.height)
+        (np.ones(edges.height), (edges["a"].to_numpy(), edges["b"].to_numpy())), shape=(texts.height, texts.height)
     )
     _, component = connected_components(graph, directed=False)
     texts = texts.with_columns(component=pl.Series(component, dtype=pl.Int64))

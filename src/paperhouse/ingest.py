@@ -86,9 +86,9 @@ def split_paragraphs(text: str) -> tuple[Header, list[str]]:
     return parse_header(first_line.strip()), remaining
 
 
-def list_seed_files(seeds_dir: Path) -> list[Path]:
+def list_seed_files(seeds_dir: Path, glob: str = "*.txt") -> list[Path]:
     """Every ``*.txt`` directly in the folder, in a stable order."""
-    return sorted(p for p in seeds_dir.glob("*.txt") if p.is_file())
+    return sorted(p for p in seeds_dir.glob(glob) if p.is_file())
 
 
 def read_file_records(path: Path) -> dict[str, list]:
@@ -123,9 +123,9 @@ def read_file_records(path: Path) -> dict[str, list]:
     return columns
 
 
-def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules()) -> pl.DataFrame:
+def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), glob: str = "*.txt") -> pl.DataFrame:
     """All records of all seed files, normalised and judged; one row per paragraph or failed file."""
-    frames = [pl.DataFrame(read_file_records(path), schema=RECORD_SCHEMA) for path in list_seed_files(seeds_dir)]
+    frames = [pl.DataFrame(read_file_records(path), schema=RECORD_SCHEMA) for path in list_seed_files(seeds_dir, glob)]
     raw = pl.concat(frames) if frames else pl.DataFrame(schema=RECORD_SCHEMA)
     return judge_records(raw.lazy(), rules).collect()
 

@@ -111,6 +111,12 @@ _COUNTS_OF_RECORDS = """
     from raw.source_records
 """
 
+_COUNTS_OF_MERGES = """
+    select
+        (select count(*) from raw.source_records where reject_reason is null) as accepted_records,
+        (select count(*) from marts.papers) as papers
+"""
+
 
 def _unique(gxe, *columns):
     if len(columns) == 1:
@@ -246,6 +252,19 @@ SUITES: tuple[Suite, ...] = (
             # Every paper has exactly one primary topic (papers without any row show up as 0).
             gxe.ExpectColumnValuesToBeBetween(column="primary_topics_of_paper", min_value=1, max_value=1),
         ],
+    ),
+    Suite(
+        "marts.duplicate_groups",
+        ("paper_id", "source_file", "record_no", "match_kind", "matched_by", "similarity"),
+        lambda gxe, facts: [
+            *_not_null(gxe, "paper_id", "source_file", "record_no", "matched_by"),
+            _unique(gxe, "source_file", "record_no"),
+            gxe.ExpectColumnValuesToBeInSet(column="match_kind", value_set=["exact", "near"]),
+            gxe.ExpectColumnValuesToBeBetween(column="similarity", min_value=0, max_value=1),
+            # Every merged record is listed: accepted records minus one canonical record per paper.
+            gxe.ExpectTableRowCountToEqual(value=facts["accepted_records"] - facts["papers"]),
+        ],
+        facts_sql=_COUNTS_OF_MERGES,
     ),
     Suite(
         "marts.topic_terms",
