@@ -13,11 +13,11 @@ export DAGSTER_HOME := $(CURDIR)/.dagster
 
 install: $(INSTALLED)
 
-$(INSTALLED): requirements.lock pyproject.toml
+$(INSTALLED): requirements.lock pyproject.toml dagster.yaml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --requirement requirements.lock
 	$(PIP) install --no-deps --no-build-isolation --editable .
-	@mkdir -p $(DAGSTER_HOME)
+	@mkdir -p $(DAGSTER_HOME) && ln -sf ../dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	@touch $@
 
 run: install

@@ -57,3 +57,16 @@ def test_mart_schemas_come_from_the_dbt_contracts():
     assert schemas["marts.paper_topics"]["is_primary"] == "BOOLEAN"
     assert {f"marts.{t}" for t in ("papers", "paper_sources", "rejected_records", "terms", "paper_terms",
                                    "topics", "paper_topics")} <= set(schemas)
+
+
+def test_paper_without_primary_topic_fails_the_paper_topics_suite(con):
+    con.execute("create schema marts")
+    con.execute("create table marts.papers as select * from (values ('p_1'), ('p_2'), ('p_3')) t(paper_id)")
+    con.execute(
+        "create table marts.paper_topics as select * from (values ('p_1', 1, 0.9, true), ('p_1', 2, 0.1, false),"
+        " ('p_2', 1, 0.5, true), ('p_2', 2, 0.5, true)) t(paper_id, topic_id, weight, is_primary)"
+    )
+    result = validate_suite(con, SUITES_BY_NAME["marts.paper_topics"])
+    failure = next(o for o in result.failures if o.column == "primary_topics_of_paper")
+    assert failure.observed["unexpected_count"] == 3  # p_2 twice (two primaries), p_3 once (none)
+    assert sorted(failure.observed["examples"]) == [0, 2, 2]

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from dagster import AssetExecutionContext, AssetKey
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
+from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.resources import WarehouseResource
 
 DBT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_project"
@@ -49,14 +50,14 @@ class PaperhouseTranslator(DagsterDbtTranslator):
         return _GROUPS.get(dbt_resource_props.get("config", {}).get("schema"))
 
     def get_owners(self, dbt_resource_props: Mapping[str, Any]):
-        return ["team:paperhouse"]
+        return OWNERS
 
 
 @dbt_assets(
     manifest=dbt_project().manifest_path,
     project=dbt_project(),
     dagster_dbt_translator=PaperhouseTranslator(),
-    pool="duckdb_writer",
+    pool=WRITER_POOL,
 )
 def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
     """Staging views, intermediate models and the public marts, built and tested by `dbt build`."""

@@ -1,6 +1,7 @@
 import polars as pl
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
+from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse.dedup import assign_papers
@@ -12,8 +13,8 @@ from paperhouse.warehouse import read_frame, write_table
     deps=[["raw", "source_records"]],
     group_name="dedup",
     kinds={"polars", "numpy", "duckdb"},
-    owners=["team:paperhouse"],
-    pool="duckdb_writer",
+    owners=OWNERS,
+    pool=WRITER_POOL,
     description=(
         "The paper behind every accepted record: exact duplicates by normalised text, near duplicates "
         "(revisions, truncations, rewordings) by MinHash LSH candidates verified on word shingles. "

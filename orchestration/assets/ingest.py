@@ -1,6 +1,7 @@
 import polars as pl
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
+from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse.ingest import read_records
@@ -11,8 +12,8 @@ from paperhouse.warehouse import write_table
     key=["raw", "source_records"],
     group_name="ingest",
     kinds={"polars", "duckdb"},
-    owners=["team:paperhouse"],
-    pool="duckdb_writer",
+    owners=OWNERS,
+    pool=WRITER_POOL,
     description=(
         "Every paragraph of every `*.txt` list in the seeds folder, decoded, split and normalised, with "
         "provenance (file, SHA-256, encoding, position, venue, year). Paragraphs that are no abstract, and "

@@ -1,6 +1,7 @@
 import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, asset, multi_asset
 
+from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse.terms import extract_terms
@@ -20,8 +21,8 @@ _CANONICAL_TEXTS = """
     deps=[["raw", "paper_assignments"]],
     group_name="nlp",
     kinds={"polars", "duckdb"},
-    owners=["team:paperhouse"],
-    pool="duckdb_writer",
+    owners=OWNERS,
+    pool=WRITER_POOL,
     description=(
         "Candidate terms (words and phrases of up to three words between stop words, singularised) of each "
         "paper's canonical text, with counts. dbt derives document frequencies and TF-IDF weights from them."
@@ -48,7 +49,7 @@ def term_occurrences(context: AssetExecutionContext, warehouse: WarehouseResourc
             deps=[["raw", "term_occurrences"]],
             description=description,
             kinds={"scikit-learn", "duckdb"},
-            owners=["team:paperhouse"],
+            owners=OWNERS,
         )
         for name, description in (
             ("topic_paper_weights", "Share of each paper on each topic of an NMF model over TF-IDF of the papers' terms."),
@@ -56,7 +57,7 @@ def term_occurrences(context: AssetExecutionContext, warehouse: WarehouseResourc
         )
     ],
     group_name="nlp",
-    pool="duckdb_writer",
+    pool=WRITER_POOL,
 )
 def topic_model(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:

@@ -1,6 +1,7 @@
 import polars as pl
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, TableColumn, TableSchema, asset
 
+from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.assets.dbt import dbt_models
 from orchestration.metadata import counts_table
 from orchestration.resources import WarehouseResource
@@ -14,8 +15,8 @@ MART_KEYS = sorted((key for key in dbt_models.keys if key.path[0] == "marts"), k
     deps=MART_KEYS,
     group_name="publish",
     kinds={"duckdb"},
-    owners=["team:paperhouse"],
-    pool="duckdb_writer",
+    owners=OWNERS,
+    pool=WRITER_POOL,
     description=(
         "The warehouse file readers and BI tools open. The build database is copied and swapped in "
         "atomically, only after every blocking check upstream has passed."

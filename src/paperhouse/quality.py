@@ -33,15 +33,22 @@ _POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGIN
 
 # Facts: counts the expectations compare against, computed from the warehouse at check time.
 Facts = dict[str, int]
-ExpectationFactory = Callable[[Any, Facts], list]  # (gx.expectations module, facts) -> expectations
 
 
 @dataclass(frozen=True)
 class Suite:
+    """What must hold for one table, declared; ``expectations`` turns it into GX expectations."""
+
     name: str  # the table it validates, e.g. "marts.papers"
-    columns: tuple[str, ...]  # the only columns pulled for value expectations
-    expectations: ExpectationFactory
-    facts_sql: str | None = None  # one row of named counts, when expectations need them
+    not_null: tuple[str, ...] = ()
+    unique: tuple[tuple[str, ...], ...] = ()  # keys, single or compound
+    between: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    in_set: dict[str, tuple] = field(default_factory=dict)
+    regex: dict[str, str] = field(default_factory=dict)
+    computed: dict[str, str] = field(default_factory=dict)  # column -> SQL over the table
+    facts_sql: str | None = None  # one row of named counts that ``row_count`` bounds come from
+    row_count: Callable[[Facts], tuple[int | None, int | None]] | None = None  # (min, max)
+    extra_rows_sql: str | None = None  # rows appended to the pulled frame (same columns)
 
     @property
     def schema_name(self) -> str:
@@ -50,6 +57,34 @@ class Suite:
     @property
     def table_name(self) -> str:
         return self.name.split(".")[1]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The only columns pulled from DuckDB: those the expectations name."""
+        named = [*self.not_null, *(c for key in self.unique for c in key), *self.between, *self.in_set, *self.regex]
+        return tuple(dict.fromkeys(named))
+
+    def expectations(self, gxe, facts: Facts) -> list:
+        expectations = [gxe.ExpectColumnValuesToNotBeNull(column=c) for c in self.not_null]
+        for key in self.unique:
+            expectations.append(
+                gxe.ExpectColumnValuesToBeUnique(column=key[0])
+                if len(key) == 1
+                else gxe.ExpectCompoundColumnsToBeUnique(column_list=list(key), ignore_row_if="any_value_is_missing")
+            )
+        expectations += [
+            gxe.ExpectColumnValuesToBeBetween(column=c, min_value=lo, max_value=hi) for c, (lo, hi) in self.between.items()
+        ]
+        expectations += [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=list(v)) for c, v in self.in_set.items()]
+        expectations += [gxe.ExpectColumnValuesToMatchRegex(column=c, regex=r) for c, r in self.regex.items()]
+        if self.row_count:
+            low, high = self.row_count(facts)
+            expectations.append(
+                gxe.ExpectTableRowCountToEqual(value=low)
+                if low == high
+                else gxe.ExpectTableRowCountToBeBetween(min_value=low, max_value=high)
+            )
+        return expectations
 
 
 @dataclass(frozen=True)
@@ -118,184 +153,117 @@ _COUNTS_OF_MERGES = """
 """
 
 
-def _unique(gxe, *columns):
-    if len(columns) == 1:
-        return gxe.ExpectColumnValuesToBeUnique(column=columns[0])
-    return gxe.ExpectCompoundColumnsToBeUnique(column_list=list(columns), ignore_row_if="any_value_is_missing")
-
-
-def _not_null(gxe, *columns):
-    return [gxe.ExpectColumnValuesToNotBeNull(column=c) for c in columns]
-
+_ASSIGNMENT_CHECKS = dict(
+    not_null=("source_file", "record_no", "paper_id", "match_kind", "similarity"),
+    unique=(("source_file", "record_no"),),
+    between={"similarity": (0, 1)},
+)
+_MATCH_KINDS = ("canonical", "exact", "near")
 
 SUITES: tuple[Suite, ...] = (
     Suite(
         "raw.source_records",
-        ("source_file", "record_no", "file_sha256", "reject_reason", "has_normalized_text"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "source_file", "has_normalized_text"),
-            _unique(gxe, "source_file", "record_no"),
-            gxe.ExpectColumnValuesToBeBetween(column="record_no", min_value=1),
-            gxe.ExpectColumnValueLengthsToEqual(column="file_sha256", value=64),
-            # Every accepted paragraph carries the text matching needs.
-            gxe.ExpectColumnValuesToBeInSet(column="has_normalized_text", value_set=[True]),
-        ],
+        not_null=("source_file",),
+        unique=(("source_file", "record_no"),),
+        between={"record_no": (1, None)},
+        regex={"file_sha256": r"^[0-9a-f]{64}$"},
+        # Every accepted paragraph carries the text matching needs.
+        in_set={"has_normalized_text": (True,)},
+        computed={"has_normalized_text": "reject_reason is not null or length(normalized_text) > 0"},
     ),
     Suite(
         "raw.paper_assignments",
-        ("source_file", "record_no", "paper_id", "match_kind", "similarity"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "source_file", "record_no", "paper_id", "match_kind", "similarity"),
-            _unique(gxe, "source_file", "record_no"),
-            gxe.ExpectColumnValuesToMatchRegex(column="paper_id", regex=r"^p_[0-9a-f]{16}$"),
-            gxe.ExpectColumnValuesToBeInSet(column="match_kind", value_set=["canonical", "exact", "near"]),
-            gxe.ExpectColumnValuesToBeBetween(column="similarity", min_value=0, max_value=1),
-            # Dedup loses no record: one assignment per accepted record.
-            gxe.ExpectTableRowCountToEqual(value=facts["accepted_records"]),
-        ],
+        **_ASSIGNMENT_CHECKS,
+        in_set={"match_kind": _MATCH_KINDS},
+        regex={"paper_id": r"^p_[0-9a-f]{16}$"},
+        # Dedup loses no record: one assignment per accepted record.
         facts_sql=_COUNTS_OF_RECORDS,
+        row_count=lambda facts: (facts["accepted_records"], facts["accepted_records"]),
     ),
     Suite(
         "raw.term_occurrences",
-        ("paper_id", "term", "n_words", "count"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "paper_id", "term"),
-            _unique(gxe, "paper_id", "term"),
-            gxe.ExpectColumnValuesToBeBetween(column="n_words", min_value=1, max_value=4),
-            gxe.ExpectColumnValuesToBeBetween(column="count", min_value=1),
-        ],
+        not_null=("paper_id", "term"),
+        unique=(("paper_id", "term"),),
+        between={"n_words": (1, 4), "count": (1, None)},
     ),
     Suite(
         "raw.topic_paper_weights",
-        ("paper_id", "topic_id", "weight"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "paper_id", "topic_id", "weight"),
-            _unique(gxe, "paper_id", "topic_id"),
-            gxe.ExpectColumnValuesToBeBetween(column="weight", min_value=0, max_value=1),
-        ],
+        not_null=("paper_id", "topic_id", "weight"),
+        unique=(("paper_id", "topic_id"),),
+        between={"weight": (0, 1)},
     ),
     Suite(
         "raw.topic_term_weights",
-        ("topic_id", "term", "weight"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "topic_id", "term", "weight"),
-            _unique(gxe, "topic_id", "term"),
-            gxe.ExpectColumnValuesToBeBetween(column="weight", min_value=0),
-        ],
+        not_null=("topic_id", "term", "weight"),
+        unique=(("topic_id", "term"),),
+        between={"weight": (0, None)},
     ),
     Suite(
         "marts.papers",
-        ("paper_id", "abstract", "n_sources"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "paper_id", "abstract"),
-            _unique(gxe, "paper_id"),
-            gxe.ExpectColumnValuesToBeBetween(column="n_sources", min_value=1),
-            # Dedup only merges: never more papers than accepted records.
-            gxe.ExpectTableRowCountToBeBetween(min_value=0, max_value=facts["accepted_records"]),
-        ],
+        not_null=("paper_id", "abstract"),
+        unique=(("paper_id",),),
+        between={"n_sources": (1, None)},
+        # Dedup only merges: never more papers than accepted records.
         facts_sql=_COUNTS_OF_RECORDS,
+        row_count=lambda facts: (0, facts["accepted_records"]),
     ),
     Suite(
         "marts.paper_sources",
-        ("source_file", "record_no", "paper_id", "match_kind", "similarity"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "source_file", "record_no", "paper_id", "match_kind", "similarity"),
-            _unique(gxe, "source_file", "record_no"),
-            gxe.ExpectColumnValuesToBeInSet(column="match_kind", value_set=["canonical", "exact", "near"]),
-            gxe.ExpectColumnValuesToBeBetween(column="similarity", min_value=0, max_value=1),
-            # Accepted + rejected = paragraphs read: nothing is lost silently.
-            gxe.ExpectTableRowCountToEqual(value=facts["paragraphs_read"] - facts["rejected_paragraphs"]),
-        ],
+        **_ASSIGNMENT_CHECKS,
+        in_set={"match_kind": _MATCH_KINDS},
+        # Accepted + rejected = paragraphs read: nothing is lost silently.
         facts_sql=_COUNTS_OF_RECORDS,
+        row_count=lambda facts: (facts["paragraphs_read"] - facts["rejected_paragraphs"],) * 2,
     ),
+    Suite("marts.rejected_records", not_null=("source_file", "reason")),
     Suite(
-        "marts.rejected_records",
-        ("source_file", "reason"),
-        lambda gxe, facts: [*_not_null(gxe, "source_file", "reason")],
+        "marts.duplicate_groups",
+        **_ASSIGNMENT_CHECKS,
+        in_set={"match_kind": ("exact", "near")},
+        # Every merged record is listed: accepted records minus one canonical record per paper.
+        facts_sql=_COUNTS_OF_MERGES,
+        row_count=lambda facts: (facts["accepted_records"] - facts["papers"],) * 2,
     ),
     Suite(
         "marts.terms",
-        ("term_id", "term", "doc_freq"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "term_id", "term", "doc_freq"),
-            _unique(gxe, "term_id"),
-            _unique(gxe, "term"),
-            gxe.ExpectColumnValuesToBeBetween(column="doc_freq", min_value=1),
-        ],
+        not_null=("term_id", "term", "doc_freq"),
+        unique=(("term_id",), ("term",)),
+        between={"doc_freq": (1, None)},
     ),
     Suite(
         "marts.paper_terms",
-        ("paper_id", "term_id", "weight", "rank"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "paper_id", "term_id", "weight", "rank"),
-            _unique(gxe, "paper_id", "term_id"),
-            gxe.ExpectColumnValuesToBeBetween(column="weight", min_value=0, max_value=1.000001),
-            gxe.ExpectColumnValuesToBeBetween(column="rank", min_value=1),
-        ],
+        not_null=("paper_id", "term_id", "weight", "rank"),
+        unique=(("paper_id", "term_id"),),
+        between={"weight": (0, 1.000001), "rank": (1, None)},
     ),
     Suite(
         "marts.topics",
-        ("topic_id", "label", "n_papers"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "topic_id", "label", "n_papers"),
-            _unique(gxe, "topic_id"),
-            gxe.ExpectColumnValuesToBeBetween(column="n_papers", min_value=0),
-        ],
+        not_null=("topic_id", "label", "n_papers"),
+        unique=(("topic_id",),),
+        between={"n_papers": (0, None)},
     ),
     Suite(
         "marts.paper_topics",
-        ("paper_id", "topic_id", "weight", "primary_topics_of_paper"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "paper_id", "topic_id", "weight"),
-            _unique(gxe, "paper_id", "topic_id"),
-            gxe.ExpectColumnValuesToBeBetween(column="weight", min_value=0, max_value=1),
-            # Every paper has exactly one primary topic (papers without any row show up as 0).
-            gxe.ExpectColumnValuesToBeBetween(column="primary_topics_of_paper", min_value=1, max_value=1),
-        ],
-    ),
-    Suite(
-        "marts.duplicate_groups",
-        ("paper_id", "source_file", "record_no", "match_kind", "matched_by", "similarity"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "paper_id", "source_file", "record_no", "matched_by"),
-            _unique(gxe, "source_file", "record_no"),
-            gxe.ExpectColumnValuesToBeInSet(column="match_kind", value_set=["exact", "near"]),
-            gxe.ExpectColumnValuesToBeBetween(column="similarity", min_value=0, max_value=1),
-            # Every merged record is listed: accepted records minus one canonical record per paper.
-            gxe.ExpectTableRowCountToEqual(value=facts["accepted_records"] - facts["papers"]),
-        ],
-        facts_sql=_COUNTS_OF_MERGES,
+        not_null=("paper_id", "topic_id", "weight"),
+        unique=(("paper_id", "topic_id"),),
+        # Every paper has exactly one primary topic; a paper with no topic row at all counts 0.
+        between={"weight": (0, 1), "primary_topics_of_paper": (1, 1)},
+        computed={"primary_topics_of_paper": "count(*) filter (where is_primary) over (partition by paper_id)"},
+        extra_rows_sql="select paper_id, null, null, 0 from marts.papers anti join marts.paper_topics using (paper_id)",
     ),
     Suite(
         "marts.topic_terms",
-        ("topic_id", "term_id", "rank"),
-        lambda gxe, facts: [
-            *_not_null(gxe, "topic_id", "term_id", "rank"),
-            _unique(gxe, "topic_id", "term_id"),
-        ],
+        not_null=("topic_id", "term_id", "rank"),
+        unique=(("topic_id", "term_id"),),
     ),
 )
 SUITES_BY_NAME = {suite.name: suite for suite in SUITES}
 
-# Columns some suites compute rather than read.
-_DERIVED_COLUMNS = {
-    "has_normalized_text": "reject_reason is not null or length(normalized_text) > 0",
-    "primary_topics_of_paper": "count(*) filter (where is_primary) over (partition by paper_id)",
-}
-
 
 def _data_query(suite: Suite) -> str:
-    select = ", ".join(
-        f"{_DERIVED_COLUMNS[c]} as {c}" if c in _DERIVED_COLUMNS else f'"{c}"' for c in suite.columns
-    )
+    select = ", ".join(f"{suite.computed[c]} as {c}" if c in suite.computed else f'"{c}"' for c in suite.columns)
     query = f'select {select} from "{suite.schema_name}"."{suite.table_name}"'
-    if suite.name == "marts.paper_topics":
-        # Papers with no topic row at all must count as zero primary topics.
-        query += (
-            " union all select paper_id, null, null, 0 from marts.papers"
-            " where paper_id not in (select paper_id from marts.paper_topics)"
-        )
-    return query
+    return f"{query} union all {suite.extra_rows_sql}" if suite.extra_rows_sql else query
 
 
 @cache
