@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run test ui eval bench lock clean
+.PHONY: install run test ui docs eval bench lock clean
 
 install: $(INSTALLED)
 
@@ -28,6 +28,11 @@ test: install
 
 ui: install
 	$(BIN)/paperhouse ui
+
+# The dbt docs site (descriptions, tests, lineage of every model) as one offline HTML file.
+docs: install
+	@test -f data/.paperhouse.duckdb.build/paperhouse.duckdb || $(BIN)/paperhouse run
+	$(BIN)/paperhouse docs
 
 # Dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl.
 eval: install

@@ -7,6 +7,7 @@ check's metadata lists each expectation with its observed value.
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetChecksDefinition, MetadataValue, asset_check
 
+from orchestration.metadata import counts_table
 from orchestration.resources import WarehouseResource
 from paperhouse.quality import SUITES, Suite, SuiteResult, validate_suite
 
@@ -48,6 +49,26 @@ def great_expectations_check(suite: Suite) -> AssetChecksDefinition:
         )
 
     return _check
+
+
+@asset_check(
+    asset=["raw", "source_records"],
+    description="Warns when paragraphs or files were rejected: someone should look at marts.rejected_records.",
+    blocking=False,
+)
+def no_rejected_records(warehouse: WarehouseResource) -> AssetCheckResult:
+    with warehouse.build_connection(read_only=True) as con:
+        by_reason = con.execute(
+            "select regexp_replace(reject_reason, ':.*', '') as reason, count(*) as records"
+            " from raw.source_records where reject_reason is not null group by 1 order by 2 desc, 1"
+        ).pl()
+    rejected = int(by_reason["records"].sum())
+    return AssetCheckResult(
+        passed=rejected == 0,
+        severity=AssetCheckSeverity.WARN,
+        metadata={"rejected_records": rejected, "by_reason": counts_table(by_reason)},
+        description=None if rejected == 0 else f"{rejected} records rejected; see marts.rejected_records",
+    )
 
 
 great_expectations_checks = [great_expectations_check(suite) for suite in SUITES]

@@ -10,7 +10,8 @@ from orchestration.assets.dedup import paper_assignments
 from orchestration.assets.ingest import source_records
 from orchestration.assets.nlp import term_occurrences, topic_model
 from orchestration.assets.publish import published_warehouse
-from orchestration.checks import great_expectations_checks
+from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
+from orchestration.checks import great_expectations_checks, no_rejected_records
 from orchestration.resources import WarehouseResource
 
 
@@ -18,7 +19,10 @@ def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
     """Definitions for a seeds folder and warehouse; empty means environment, then defaults."""
     return Definitions(
         assets=[source_records, paper_assignments, term_occurrences, topic_model, dbt_models, published_warehouse],
-        asset_checks=great_expectations_checks,
+        asset_checks=[*great_expectations_checks, no_rejected_records],
+        jobs=[build_warehouse],
+        sensors=[seeds_folder_sensor],
+        schedules=[daily_rebuild],
         resources={
             "warehouse": WarehouseResource(seeds_dir=seeds_dir, warehouse=warehouse),
             "dbt": DbtCliResource(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE),

@@ -6,7 +6,7 @@ import os
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 
-from dagster import DagsterEventType, DagsterInstance
+from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
 from orchestration.definitions import build_definitions
 from paperhouse.settings import Paths
@@ -18,7 +18,8 @@ class RunOutcome:
     run_id: str
     log_file: str
     checks_passed: int = 0
-    checks_failed: list[str] = field(default_factory=list)  # "asset:check: what failed"
+    checks_failed: list[str] = field(default_factory=list)  # ERROR severity: "asset:check (what failed)"
+    checks_warned: list[str] = field(default_factory=list)  # WARN severity: worth a look, the run goes on
     failed_steps: list[str] = field(default_factory=list)
 
     @property
@@ -37,7 +38,7 @@ def _instance() -> DagsterInstance:
 
 def run_all(paths: Paths, log_level: str = "WARNING") -> RunOutcome:
     defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse))
-    job = defs.resolve_implicit_global_asset_job_def()
+    job = defs.resolve_job_def("build_warehouse")
     run_config = {"loggers": {"console": {"config": {"log_level": log_level.upper()}}}}
     # dbt's own log lines go to stdout; keep them in a file beside the build, not in the summary.
     paths.build_dir.mkdir(parents=True, exist_ok=True)
@@ -50,7 +51,8 @@ def run_all(paths: Paths, log_level: str = "WARNING") -> RunOutcome:
                 outcome.checks_passed += 1
                 continue
             details = evaluation.description or ""
-            outcome.checks_failed.append(
+            failed = outcome.checks_warned if evaluation.severity == AssetCheckSeverity.WARN else outcome.checks_failed
+            failed.append(
                 f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}" + (f" ({details})" if details else "")
             )
         for event in result.all_events:

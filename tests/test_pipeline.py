@@ -99,6 +99,15 @@ def test_check_command_validates_the_published_warehouse(bundled_run):
     assert "FAIL" not in result.stdout and "suites passed" in result.stdout
 
 
+def test_docs_site_is_generated_offline(bundled_run):
+    _, warehouse = bundled_run
+    result = paperhouse("docs", "--warehouse", str(warehouse))
+    assert result.returncode == 0, result.stdout + result.stderr
+    site = Path(result.stdout.strip().split("dbt docs: ")[-1])
+    html = site.read_text()
+    assert "One row per distinct paper" in html and "duplicate_groups" in html
+
+
 def _wrap(text: str, width: int = 80) -> str:
     lines, line = [], ""
     for word in text.split():
@@ -142,6 +151,8 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path):
     paths = resolve_paths(seeds, tmp_path / "out" / "warehouse.duckdb")
     outcome = run_all(paths)
     assert outcome.success, outcome.reason
+    assert outcome.checks_failed == []
+    assert [w.split(" ")[0] for w in outcome.checks_warned] == ["raw/source_records:no_rejected_records"]
     w = paths.warehouse
 
     assert query(w, "select count(*) from marts.papers") == [(77,)]

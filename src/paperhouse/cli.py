@@ -54,6 +54,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  {name.replace('_', ' '):<18} {value}")
     print(f"  {'checks passed':<18} {outcome.checks_passed}")
     print(f"  {'checks failed':<18} {len(outcome.checks_failed)}")
+    for warning in outcome.checks_warned:
+        print(f"  {'check warned':<18} {warning}")
     print(f"  {'warehouse':<18} {paths.warehouse}")
     print(f"  {'dbt log':<18} {outcome.log_file}")
     return 0
@@ -133,6 +135,27 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_docs(args: argparse.Namespace) -> int:
+    """The dbt docs site of the warehouse as one static HTML file, generated offline."""
+    paths = resolve_paths(warehouse=args.warehouse)
+    if not paths.build_database.exists():
+        return _fail(f"no build database at {paths.build_database}: run `paperhouse run` first")
+    project = _workspace_file().parent / "dbt_project"
+    dbt = Path(sys.executable).parent / "dbt"
+    database = json.dumps({"database_path": str(paths.build_database)})
+    target = paths.build_dir / "docs"
+    # The build database, not the published one: generating the catalog never touches what readers use.
+    code = subprocess.call(
+        [str(dbt), "docs", "generate", "--static", "--quiet", "--profiles-dir", str(project),
+         "--target-path", str(target), "--vars", database],
+        cwd=project,
+    )
+    if code:
+        return _fail("dbt docs generate failed", code)
+    print(f"dbt docs: {target / 'static_index.html'}")
+    return 0
+
+
 def cmd_eval_dedup(args: argparse.Namespace) -> int:
     from paperhouse import evaluation
 
@@ -181,6 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="run the Great Expectations suites against the warehouse")
     check.add_argument("--warehouse")
     check.set_defaults(handler=cmd_check)
+
+    docs = commands.add_parser("docs", help="generate the dbt docs site of the warehouse (offline, one HTML file)")
+    docs.add_argument("--warehouse")
+    docs.set_defaults(handler=cmd_docs)
 
     evaluate = commands.add_parser("eval-dedup", help="print precision and recall of dedup on the evaluation set")
     evaluate.add_argument("--write-set", action="store_true", help="regenerate evaluation/dedup_eval_set.jsonl first")

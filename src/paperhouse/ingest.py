@@ -91,6 +91,20 @@ def list_seed_files(seeds_dir: Path, glob: str = "*.txt") -> list[Path]:
     return sorted(p for p in seeds_dir.glob(glob) if p.is_file())
 
 
+def folder_fingerprint(seeds_dir: Path) -> str:
+    """A hash of the folder's list files by name and content: it changes when a file is added,
+    changed or removed, and not when a file is only touched."""
+    digest = hashlib.sha256()
+    for path in list_seed_files(seeds_dir):
+        digest.update(path.name.encode() + b"\0")
+        try:
+            with open(path, "rb") as handle:
+                digest.update(hashlib.file_digest(handle, "sha256").digest())
+        except OSError as error:  # an unreadable file still counts, by its error
+            digest.update(str(error).encode())
+    return digest.hexdigest()
+
+
 def read_file_records(path: Path) -> dict[str, list]:
     """The rows of one file as columns (see ``RECORD_SCHEMA``)."""
     columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA}

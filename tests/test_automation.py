@@ -1,0 +1,48 @@
+"""The seeds-folder sensor starts a run when lists are added, changed or removed, and only then."""
+
+import os
+
+from dagster import RunRequest, SkipReason, build_sensor_context
+
+from orchestration.automation import seeds_folder_sensor
+from orchestration.definitions import defs
+from orchestration.resources import WarehouseResource
+
+
+def _tick(folder, cursor):
+    context = build_sensor_context(cursor=cursor, resources={"warehouse": WarehouseResource(seeds_dir=str(folder))})
+    result = seeds_folder_sensor(context)
+    return result, context.cursor
+
+
+def test_sensor_fires_on_content_changes_only(seeds_copy):
+    first, cursor = _tick(seeds_copy, None)
+    assert isinstance(first, RunRequest)
+
+    unchanged, cursor = _tick(seeds_copy, cursor)
+    assert isinstance(unchanged, SkipReason)
+
+    some_file = sorted(seeds_copy.glob("*.txt"))[0]
+    os.utime(some_file, (1, 1))  # touched, not changed
+    touched, cursor = _tick(seeds_copy, cursor)
+    assert isinstance(touched, SkipReason)
+
+    some_file.write_text(some_file.read_text() + "\nA new abstract appended to the list, long enough to count.\n")
+    changed, cursor = _tick(seeds_copy, cursor)
+    assert isinstance(changed, RunRequest) and changed.run_key == cursor
+
+    (seeds_copy / "new list.txt").write_text("ICML 2025 Papers\n\nSomething new.\n")
+    added, cursor = _tick(seeds_copy, cursor)
+    assert isinstance(added, RunRequest)
+
+    (seeds_copy / "new list.txt").unlink()
+    removed, cursor = _tick(seeds_copy, cursor)
+    assert isinstance(removed, RunRequest)
+
+
+def test_schedule_and_sensor_target_the_whole_graph():
+    job = defs.resolve_job_def("build_warehouse")
+    assert defs.resolve_schedule_def("daily_rebuild").job_name == job.name
+    assert defs.resolve_sensor_def("seeds_folder_sensor").job_name == job.name
+    keys = {key.to_user_string() for key in job.asset_layer.selected_asset_keys}
+    assert {"raw/source_records", "marts/papers", "published_warehouse"} <= keys
