@@ -96,12 +96,3 @@ NEAR_VARIANTS: dict[str, Variant] = {
 }
 VARIANTS: dict[str, Variant] = {**EXACT_VARIANTS, **NEAR_VARIANTS}
 
-
-def shared_opening(text: str, other: str) -> str:
-    """A different paper (``other``) that starts with ``text``'s opening sentence."""
-    return " ".join(sentences(text)[:1] + sentences(other)[1:])
-
-
-def stock_phrases(text: str, other: str, rng: random.Random) -> str:
-    """A different paper (``other``) that ends with the same stock sentences as ``text``'s copy."""
-    return f"{other} {' '.join(STOCK_SENTENCES)}"
