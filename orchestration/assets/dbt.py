@@ -1,5 +1,4 @@
 import json
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -9,10 +8,9 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.resources import WarehouseResource
+from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
 
-DBT_PROJECT_DIR = Path(__file__).resolve().parents[2] / "dbt_project"
-# The dbt installed beside this Python, so nothing depends on an activated virtualenv.
-DBT_EXECUTABLE = str(Path(sys.executable).parent / "dbt")
+DBT_EXECUTABLE = venv_executable("dbt")
 _GROUPS = {"staging": "staging", "intermediate": "staging", "marts": "marts"}
 
 

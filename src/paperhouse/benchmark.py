@@ -19,21 +19,20 @@ from pathlib import Path
 
 import polars as pl
 
-from paperhouse.evaluation import PROJECT
+from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 
-DATA = PROJECT / "data" / "bench"
+DATA = PROJECT_ROOT / "data" / "bench"
 
 
 def prepare(n_papers: int) -> Path:
     """Synthetic lists for ``n_papers`` abstracts, ingested into a parquet of accepted records."""
-    from paperhouse.ingest import read_records
+    from paperhouse.ingest import read_abstracts, read_records
     from paperhouse.synth import write_corpus
 
     folder = DATA / f"synth_{n_papers}"
     records = folder / "records.parquet"
     if not records.exists():
-        seeds = read_records(PROJECT / "seeds").drop_nulls("text")["text"].to_list()
-        write_corpus(seeds, n_papers, folder / "lists")
+        write_corpus(read_abstracts(BUNDLED_SEEDS), n_papers, folder / "lists")
         read_records(folder / "lists").filter(pl.col("reject_reason").is_null()).select(
             "source_file", "record_no", "file_sha256", "normalized_text"
         ).write_parquet(records)

@@ -7,7 +7,6 @@ This module stays free of Dagster: `run` and `ui` hand over to the orchestration
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from paperhouse.settings import resolve_paths
+from paperhouse.settings import BUNDLED_SEEDS, DBT_PROJECT_DIR, WORKSPACE_FILE, resolve_paths, venv_executable
 from paperhouse.warehouse import connect
 
 SUMMARY_SQL = """
@@ -64,17 +63,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     os.environ.setdefault("DAGSTER_HOME", str(Path(".dagster").resolve()))
     Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
-    dagster = Path(sys.executable).parent / "dagster"
-    command = [str(dagster), "dev", "-w", str(_workspace_file()), "-h", args.host, "-p", str(args.port)]
+    command = [venv_executable("dagster"), "dev", "-w", str(WORKSPACE_FILE), "-h", args.host, "-p", str(args.port)]
     return subprocess.call(command)
-
-
-def _workspace_file() -> Path:
-    """workspace.yaml at the root of the project the orchestration package is installed from."""
-    spec = importlib.util.find_spec("orchestration")
-    if spec is None or spec.origin is None:
-        raise SystemExit("paperhouse: the orchestration package is not installed; run `make install`")
-    return Path(spec.origin).resolve().parents[1] / "workspace.yaml"
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -140,15 +130,13 @@ def cmd_docs(args: argparse.Namespace) -> int:
     paths = resolve_paths(warehouse=args.warehouse)
     if not paths.build_database.exists():
         return _fail(f"no build database at {paths.build_database}: run `paperhouse run` first")
-    project = _workspace_file().parent / "dbt_project"
-    dbt = Path(sys.executable).parent / "dbt"
     database = json.dumps({"database_path": str(paths.build_database)})
     target = paths.build_dir / "docs"
     # The build database, not the published one: generating the catalog never touches what readers use.
     code = subprocess.call(
-        [str(dbt), "docs", "generate", "--static", "--quiet", "--profiles-dir", str(project),
+        [venv_executable("dbt"), "docs", "generate", "--static", "--quiet", "--profiles-dir", str(DBT_PROJECT_DIR),
          "--target-path", str(target), "--vars", database],
-        cwd=project,
+        cwd=DBT_PROJECT_DIR,
     )
     if code:
         return _fail("dbt docs generate failed", code)
@@ -169,12 +157,12 @@ def cmd_eval_dedup(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from paperhouse.evaluation import PROJECT
-    from paperhouse.ingest import read_records
+    from paperhouse.ingest import read_abstracts
     from paperhouse.synth import write_corpus
 
-    seeds = read_records(PROJECT / "seeds").drop_nulls("text")["text"].to_list()
-    labels = write_corpus(seeds, args.papers, Path(args.out), duplicate_share=args.duplicate_share, seed=args.seed)
+    labels = write_corpus(
+        read_abstracts(BUNDLED_SEEDS), args.papers, Path(args.out), duplicate_share=args.duplicate_share, seed=args.seed
+    )
     print(f"wrote {args.papers} abstracts to {args.out} (labels: {labels})")
     return 0
 

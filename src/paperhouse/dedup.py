@@ -307,7 +307,7 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         )
     )
 
-    # Evidence of every text against its canonical text, read off the merged pairs or computed anew.
+    # Evidence of every text against its paper's canonical text.
     to_canonical = texts.filter(pl.col("doc") != pl.col("canonical_doc")).select(
         a=pl.min_horizontal("doc", "canonical_doc").cast(pl.UInt32),
         b=pl.max_horizontal("doc", "canonical_doc").cast(pl.UInt32),
@@ -315,13 +315,13 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
     )
     canonical_evidence = to_canonical.join(
         verify_pairs(to_canonical.select("a", "b"), shingles, word_sets, params), on=["a", "b"]
-    ).select("doc", "jaccard", "containment", "word_jaccard", "matched_by")
-    matched_by = merged.select("a", "b", pair_rule="matched_by")
-    canonical_evidence = (
-        canonical_evidence.join(to_canonical, on="doc")
-        .join(matched_by, on=["a", "b"], how="left")
-        .with_columns(matched_by=pl.coalesce("matched_by", "pair_rule", pl.lit("chain")))
-        .select("doc", "jaccard", "containment", "word_jaccard", "matched_by")
+    ).select(
+        "doc",
+        "jaccard",
+        "containment",
+        "word_jaccard",
+        # No rule holds between the two directly: the text reached its paper through another one.
+        matched_by=pl.coalesce("matched_by", pl.lit("chain")),
     )
 
     canonical_words = texts.select("doc", "n_words").rename({"doc": "canonical_doc", "n_words": "canonical_n_words"})

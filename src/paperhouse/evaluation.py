@@ -19,14 +19,14 @@ import numpy as np
 import polars as pl
 
 from paperhouse.dedup import assign_papers, set_overlap, shingle_table
-from paperhouse.ingest import read_records
+from paperhouse.ingest import read_abstracts
 from paperhouse.normalize import clean_text, normalized_text, words
+from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.synth import generate_sentence, train_chain
 from paperhouse.variants import EXACT_VARIANTS, STOCK_SENTENCES, VARIANTS, sentences, words_reworded
 
-PROJECT = Path(__file__).resolve().parents[2]
-EVAL_SET = PROJECT / "evaluation" / "dedup_eval_set.jsonl"
-HAND_WRITTEN = PROJECT / "evaluation" / "hard_negatives.txt"
+EVAL_SET = PROJECT_ROOT / "evaluation" / "dedup_eval_set.jsonl"
+HAND_WRITTEN = PROJECT_ROOT / "evaluation" / "hard_negatives.txt"
 REWORD_SHARES = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 RETENTION_BUCKETS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.01)
 HARD_NEGATIVE_KINDS = ("negative_shared_opening", "negative_stock_phrases", "negative_hand_written")
@@ -36,9 +36,9 @@ MIN_PRECISION = 0.99
 MIN_RECALL_ABOVE_HALF_RETENTION = 0.95
 
 
-def build_eval_set(seeds_dir: Path = PROJECT / "seeds", hand_written: Path = HAND_WRITTEN) -> pl.DataFrame:
+def build_eval_set(seeds_dir: Path = BUNDLED_SEEDS, hand_written: Path = HAND_WRITTEN) -> pl.DataFrame:
     """``record_id``, ``label`` (the true paper), ``kind``, ``text``: deterministic for given inputs."""
-    originals = read_records(seeds_dir).filter(pl.col("reject_reason").is_null())["text"].to_list()
+    originals = read_abstracts(seeds_dir)
     chain = train_chain(originals)
     rows: list[tuple[str, str, str]] = []  # label, kind, text
     for index, text in enumerate(originals):
@@ -55,9 +55,8 @@ def build_eval_set(seeds_dir: Path = PROJECT / "seeds", hand_written: Path = HAN
         new_paper = lambda: " ".join(generate_sentence(chain, rng) for _ in range(rng.randint(5, 8)))  # noqa: E731
         rows.append((f"opening:{index}", "negative_shared_opening", f"{sentences(text)[0]} {new_paper()}"))
         rows.append((f"stock:{index}", "negative_stock_phrases", f"{new_paper()} {' '.join(STOCK_SENTENCES)}"))
-    hand = read_records(hand_written.parent, glob=hand_written.name).filter(pl.col("reject_reason").is_null())
-    for record_no, text in zip(hand["record_no"], hand["text"]):
-        rows.append((f"hand:{record_no}", "negative_hand_written", text))
+    for number, text in enumerate(read_abstracts(hand_written.parent, glob=hand_written.name), start=1):
+        rows.append((f"hand:{number}", "negative_hand_written", text))
     return pl.DataFrame(rows, schema=["label", "kind", "text"], orient="row").with_row_index("record_id")
 
 

@@ -144,6 +144,12 @@ def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), gl
     return judge_records(raw.lazy(), rules).collect()
 
 
+def read_abstracts(seeds_dir: Path, glob: str = "*.txt") -> list[str]:
+    """The accepted abstracts of a folder, as text: material for synthetic and evaluation corpora."""
+    records = read_records(seeds_dir, glob=glob)
+    return records.filter(pl.col("reject_reason").is_null())["text"].to_list()
+
+
 def judge_records(records: pl.LazyFrame, rules: AcceptanceRules) -> pl.LazyFrame:
     """Add the display and matching texts, and a reason for each paragraph that is no abstract."""
     text = clean_text(pl.col("raw_text"))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
@@ -24,10 +23,11 @@ import yaml
 
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
 from paperhouse.ingest import RECORD_SCHEMA
+from paperhouse.settings import DBT_PROJECT_DIR
 from paperhouse.terms import TERM_OCCURRENCE_SCHEMA
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
 
-MARTS_YAML = Path(__file__).resolve().parents[2] / "dbt_project" / "models" / "marts" / "_marts__models.yml"
+MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
 _POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
                      pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER"}
 

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+# The checkout paperhouse is installed from (editable, as `make` installs it).
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DBT_PROJECT_DIR = PROJECT_ROOT / "dbt_project"
+WORKSPACE_FILE = PROJECT_ROOT / "workspace.yaml"
+BUNDLED_SEEDS = PROJECT_ROOT / "seeds"
 
 SEEDS_ENV = "PAPERHOUSE_SEEDS_DIR"
 WAREHOUSE_ENV = "PAPERHOUSE_WAREHOUSE"
@@ -32,6 +39,11 @@ class Paths:
     @property
     def build_database(self) -> Path:
         return self.build_dir / self.warehouse.name
+
+
+def venv_executable(name: str) -> str:
+    """A command installed beside the running Python (dbt, dagster), so no activated venv is needed."""
+    return str(Path(sys.executable).parent / name)
 
 
 def resolve_paths(seeds_dir: str | os.PathLike | None = None, warehouse: str | os.PathLike | None = None) -> Paths:
