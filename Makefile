@@ -34,9 +34,11 @@ docs: install
 	@test -f data/.paperhouse.duckdb.build/paperhouse.duckdb || $(BIN)/paperhouse run
 	$(BIN)/paperhouse docs
 
-# Dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl.
+# Quality reports: dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl;
+# keyphrase F1, method-name precision and topic coherence beside baselines on the gold sets.
 eval: install
 	$(BIN)/paperhouse eval-dedup
+	$(BIN)/paperhouse eval-terms
 
 # Dedup at 10k, 50k and 100k synthetic abstracts beside datasketch; writes data/bench/dedup.json.
 bench: install

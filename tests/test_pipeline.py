@@ -60,15 +60,31 @@ def test_contract_columns_exist(bundled_run):
         "papers": {"paper_id", "abstract", "venue", "year"},
         "paper_sources": {"source_file", "record_no", "paper_id", "match_kind", "similarity"},
         "rejected_records": {"source_file", "record_no", "reason", "excerpt"},
-        "terms": {"term_id", "term", "doc_freq"},
+        "terms": {"term_id", "term", "kind", "doc_freq", "idf"},
         "paper_terms": {"paper_id", "term_id", "weight", "rank"},
-        "topics": {"topic_id", "label", "n_papers"},
+        "term_aliases": {"alias", "term_id", "alias_kind"},
+        "topics": {"topic_id", "label", "n_papers", "coherence"},
+        "topic_terms": {"topic_id", "term_id", "weight"},
+        "similar_papers": {"paper_id", "similar_paper_id", "score", "rank"},
         "paper_topics": {"paper_id", "topic_id", "weight", "is_primary"},
     }
     for table, columns in required.items():
         found = {c for (c,) in query(warehouse, f"select column_name from information_schema.columns where table_schema = 'marts' and table_name = '{table}'")}
         assert columns <= found, (table, columns - found)
     assert query(warehouse, "select count(*) from marts.paper_terms where rank = 1") == [(76,)]
+    assert query(warehouse, "select count(*), count(distinct paper_id) from marts.similar_papers") == [(380, 76)]
+    assert query(warehouse, "select count(*) from marts.papers where display_name is null") == [(0,)]
+
+
+def test_marts_show_names_acronyms_and_readable_topics(bundled_run):
+    _, warehouse = bundled_run
+    lorsa = query(warehouse, "select method_name, display_name from marts.papers where abstract like 'We propose Low-Rank Sparse Attention%'")
+    assert lorsa == [("Lorsa", "Lorsa: Low-Rank Sparse Attention")]
+    # The acronym and its expansion are one term.
+    assert ("SAE", "sparse autoencoder") in query(warehouse, "select alias, term from marts.term_aliases")
+    assert query(warehouse, "select count(*) from marts.terms where term in ('sae', 'saes')") == [(0,)]
+    labels = [label for (label,) in query(warehouse, "select label from marts.topics")]
+    assert all(2 <= len(label.split(", ")) <= 4 for label in labels) and not any(l.startswith("topic") for l in labels)
 
 
 def test_warehouse_opens_read_only_in_duckdb_1_5(bundled_run):
@@ -203,4 +219,4 @@ def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monke
     build = warehouse.parent / f".{warehouse.name}.build" / warehouse.name
     tables = {t for (t,) in query(build, "select table_schema || '.' || table_name from information_schema.tables")}
     assert "raw.paper_assignments" in tables
-    assert "raw.term_occurrences" not in tables and "marts.papers" not in tables  # downstream never ran
+    assert "raw.paper_terms" not in tables and "marts.papers" not in tables  # downstream never ran

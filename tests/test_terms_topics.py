@@ -1,51 +1,141 @@
 import polars as pl
+import pytest
 
 from corpus import seed_abstracts
+from paperhouse.acronyms import find_definitions
+from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text, normalized_text
-from paperhouse.terms import TERM_OCCURRENCE_SCHEMA, extract_terms, singular
-from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics
+from paperhouse.similar import SIMILAR_SCHEMA, similar_papers
+from paperhouse.term_evaluation import quality_report, score_at, targets_met
+from paperhouse.terms import PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms, singular
+from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics, label, max_topic_share
 
 
 def papers(texts: list[str]) -> pl.DataFrame:
     return pl.DataFrame({"paper_id": [f"p_{i:03d}" for i in range(len(texts))], "text": texts}).select(
-        "paper_id", normalized_text=normalized_text(clean_text(pl.col("text")))
+        "paper_id", text=clean_text(pl.col("text")), normalized_text=normalized_text(clean_text(pl.col("text")))
     )
 
 
+def terms_of(texts: list[str]) -> dict[str, list[str]]:
+    ranked = index_terms(papers(texts)).paper_terms.sort("paper_id", "rank")
+    return dict(ranked.group_by("paper_id", maintain_order=True).agg("term").iter_rows())
+
+
 def test_singular_is_conservative():
-    assert [singular(w) for w in ["networks", "studies", "analyses", "boxes", "loss", "bias", "data", "llms"]] == [
-        "network", "study", "analysis", "box", "loss", "bias", "data", "llm"]
+    words = ["networks", "studies", "analyses", "boxes", "loss", "bias", "biases", "data", "llms", "lens"]
+    assert [singular(w) for w in words] == [
+        "network", "study", "analysis", "box", "loss", "bias", "bias", "data", "llm", "lens"]
 
 
-def test_phrases_stop_at_stop_words_and_punctuation():
-    occurrences = extract_terms(papers(["Graph neural networks for molecular property prediction, with sparse autoencoders."]))
-    terms = set(occurrences["term"])
-    assert {"graph neural network", "molecular property prediction", "sparse autoencoder", "graph"} <= terms
-    assert not any("for" in t.split() or "with" in t.split() for t in terms)
-    assert "network molecular" not in terms  # no phrase across a stop word
+def test_schwartz_hearst_finds_acronyms_and_their_long_forms():
+    found = find_definitions("We train sparse autoencoders (SAEs) on Large Language Models (LLMs) as in Grant (2025).")
+    assert [(d.short_form, d.long_form) for d in found] == [
+        ("SAE", "sparse autoencoders"), ("LLM", "Large Language Models")]
+
+
+def test_phrases_stop_at_stop_words_punctuation_and_verbs():
+    index = index_terms(papers(["Graph neural networks for molecular property prediction, with sparse autoencoders. "
+                                "We deactivate heads coherently."]))
+    terms = set(index.paper_terms["term"])
+    assert {"graph neural network", "molecular property prediction", "sparse autoencoder"} <= terms
+    assert not any(w in t.split() for t in terms for w in ("for", "with", "deactivate", "coherently"))
     assert "prediction sparse" not in terms  # no phrase across a comma
 
 
-def test_terms_count_occurrences_per_paper():
-    occurrences = extract_terms(papers(["Diffusion models beat GANs. Diffusion models are slow."]))
-    counts = dict(zip(occurrences["term"], occurrences["count"]))
-    assert counts["diffusion model"] == 2 and counts["gan"] == 1
+def test_acronyms_and_spelling_variants_become_one_term():
+    index = index_terms(papers([
+        "Sparse autoencoders (SAEs) find features. SAEs scale to large models and SAE features are sparse.",
+        "We study SAEs and fine-tuning of language models on reasoning data.",
+        "Finetuning and fine tuning are the same thing as fine-tuning, which helps fine-tuning.",
+    ]))
+    terms = set(index.terms["term"])
+    assert "sae" not in terms and "sae feature" not in terms
+    assert "sparse autoencoder feature" in terms
+    counts = dict(zip(index.terms["term"], index.terms["doc_freq"]))
+    assert counts["sparse autoencoder"] == 2  # the second paper borrows the first paper's expansion
+    assert {"finetuning", "fine tuning"}.isdisjoint(terms) and counts["fine-tuning"] == 2
+    aliases = set(zip(index.aliases["alias"], index.aliases["term"], index.aliases["alias_kind"]))
+    assert ("SAE", "sparse autoencoder", "acronym") in aliases
+    assert ("finetuning", "fine-tuning", "spelling") in aliases
+
+
+def test_lowercase_words_are_never_taken_for_acronyms():
+    index = index_terms(papers(["We propose Robust Iterative Shift Estimation (RISE).", "Prices rise when demand grows."]))
+    assert "rise" in set(index.terms["term"])  # the second paper's verb stays a word
+
+
+def test_stock_phrases_are_dropped_and_sub_phrases_rank_below_their_phrase():
+    ranked = terms_of(["In this paper we achieve state-of-the-art results with sparse autoencoders. Sparse autoencoders "
+                       "reveal features; extensive experiments show sparse autoencoders work.",
+                       "Sparse autoencoders and dictionary learning.", "Graph transformers on molecules."])
+    first = ranked["p_000"]
+    assert "state-of-the-art" not in first and "extensive experiment" not in first
+    assert first.index("sparse autoencoder") < first.index("autoencoder")
+
+
+def test_method_names_are_what_the_paper_introduces():
+    names = extract_method_names(pl.DataFrame({"paper_id": ["a", "b", "c", "d", "e"], "text": [
+        "We propose Low-Rank Sparse Attention (Lorsa), a sparse replacement model.",
+        "We introduce CodeBrain, a two-stage model for EEG.",
+        "We propose a lightweight intervention method that corrects reasoning.",
+        "We propose mutual information (MI) estimators for this setting.",
+        "We evaluate on MMLU, MGSM, and XQuAD benchmarks.",
+    ]}))
+    assert names.rows() == [
+        ("a", "Lorsa", "Low-Rank Sparse Attention"), ("b", "CodeBrain", None), ("c", None, None), ("d", None, None),
+        ("e", None, None)]
 
 
 def test_topics_are_deterministic_and_give_every_paper_a_primary_topic():
-    occurrences = extract_terms(papers(seed_abstracts()))
-    first, second = fit_topics(occurrences), fit_topics(occurrences.sample(fraction=1.0, shuffle=True, seed=3))
-    assert first.paper_topics.equals(second.paper_topics) and first.topic_terms.equals(second.topic_terms)
+    index = index_terms(papers(seed_abstracts()))
+    first = fit_topics(index.paper_terms)
+    second = fit_topics(index.paper_terms.sample(fraction=1.0, shuffle=True, seed=3))
+    assert first.paper_topics.equals(second.paper_topics) and first.topics.equals(second.topics)
     primary = first.paper_topics.sort("weight", descending=True).group_by("paper_id").first()
     assert primary.height == 76
-    assert primary["topic_id"].n_unique() >= 2
-    shares = first.paper_topics.group_by("paper_id").agg(pl.col("weight").sum())
-    assert shares["weight"].max() <= 1.0 + 1e-5  # weights are rounded to 6 decimals
+    assert first.topics.height == first.selection.filter("chosen")["n_topics"].item() >= 2
+    assert first.selection.height >= 3  # the size was chosen among several, not fixed
+    assert first.topics["n_papers"].max() / 76 <= max_topic_share(first.topics.height)
+
+
+def test_labels_skip_terms_already_shown():
+    assert label(["sparse autoencoder", "autoencoder", "feature", "sparse autoencoder feature", "circuit"]) == (
+        "sparse autoencoder feature, circuit")
+    assert label(["autoencoder", "sparse autoencoder", "probe", "circuit"]) == "sparse autoencoder, probe, circuit"
+
+
+def test_similar_papers_rank_the_closest_first_and_never_the_paper_itself():
+    index = index_terms(papers([
+        "Sparse autoencoders find interpretable features in language models.",
+        "Sparse autoencoders and interpretable features of transformer language models.",
+        "Graph neural networks predict molecular properties.",
+        "Molecular property prediction with graph neural networks and message passing.",
+    ]))
+    model = fit_topics(index.paper_terms)
+    neighbours = similar_papers(index.paper_terms, model.paper_topics, k=2)
+    assert neighbours.schema == pl.Schema(SIMILAR_SCHEMA)
+    best = dict(neighbours.filter(pl.col("rank") == 1).select("paper_id", "similar_paper_id").iter_rows())
+    assert best == {"p_000": "p_001", "p_001": "p_000", "p_002": "p_003", "p_003": "p_002"}
+    assert neighbours.filter(pl.col("paper_id") == pl.col("similar_paper_id")).height == 0
+
+
+def test_score_at_k_counts_each_gold_keyphrase_once():
+    gold = [["sparse autoencoder", "sae"], ["feature"]]
+    scores = score_at(["SAEs", "sparse autoencoders", "features", "x"], gold, k=4)
+    assert (scores.precision, scores.recall) == (0.5, 1.0)
+
+
+@pytest.mark.slow
+def test_quality_report_meets_the_targets_against_the_baselines():
+    report = quality_report()
+    assert report["keyphrases"]["abstracts"] >= 20
+    assert all(targets_met(report).values()), targets_met(report)
 
 
 def test_empty_corpus_gives_empty_typed_tables():
-    occurrences = extract_terms(pl.DataFrame(schema={"paper_id": pl.String, "normalized_text": pl.String}))
-    assert occurrences.schema == pl.Schema(TERM_OCCURRENCE_SCHEMA) and occurrences.height == 0
-    model = fit_topics(occurrences)
+    index = index_terms(pl.DataFrame(schema={"paper_id": pl.String, "text": pl.String, "normalized_text": pl.String}))
+    assert index.terms.schema == pl.Schema(TERM_SCHEMA) and index.paper_terms.schema == pl.Schema(PAPER_TERM_SCHEMA)
+    model = fit_topics(index.paper_terms)
     assert model.paper_topics.schema == pl.Schema(PAPER_TOPIC_SCHEMA) and model.paper_topics.height == 0
     assert model.topic_terms.schema == pl.Schema(TOPIC_TERM_SCHEMA) and model.topic_terms.height == 0

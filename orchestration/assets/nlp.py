@@ -4,80 +4,136 @@ from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, asset, 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse.terms import extract_terms
+from paperhouse.names import extract_method_names
+from paperhouse.similar import similar_papers
+from paperhouse.terms import index_terms
 from paperhouse.topics import fit_topics
 from paperhouse.warehouse import read_frame, write_table
 
 _CANONICAL_TEXTS = """
-    select assignments.paper_id, records.normalized_text
+    select assignments.paper_id, records.text, records.normalized_text
     from raw.paper_assignments as assignments
     inner join raw.source_records as records using (source_file, record_no)
     where assignments.match_kind = 'canonical'
 """
 
 
+def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str]) -> list[AssetSpec]:
+    return [
+        AssetSpec(["raw", name], deps=deps, description=description, kinds=kinds, owners=OWNERS)
+        for name, description in descriptions.items()
+    ]
+
+
+@multi_asset(
+    specs=_specs(
+        {
+            "terms": "Every keyphrase (1-4 words, singular, spelling variants and acronyms merged, stock phrases "
+            "dropped) with its kind, document frequency and idf.",
+            "paper_terms": "Each paper's terms with occurrences, weight (TF-IDF scaled by phrase-headedness, "
+            "L2-normalised) and rank (1 = most characteristic).",
+            "term_aliases": "Acronyms defined in the abstracts (SAE -> sparse autoencoder) and spelling variants "
+            "(finetuning -> fine-tuning), each with the term it was merged into.",
+        },
+        deps=[["raw", "paper_assignments"]],
+        kinds={"polars", "duckdb"},
+    ),
+    group_name="nlp",
+    pool=WRITER_POOL,
+)
+def term_index(context: AssetExecutionContext, warehouse: WarehouseResource):
+    with warehouse.build_connection() as con:
+        index = index_terms(read_frame(con, _CANONICAL_TEXTS))
+        write_table(con, "terms", index.terms)
+        write_table(con, "paper_terms", index.paper_terms)
+        write_table(con, "term_aliases", index.aliases)
+    top_terms = index.terms.sort(["doc_freq", "term"], descending=[True, False]).head(15)
+    yield MaterializeResult(
+        asset_key=["raw", "terms"],
+        metadata=frame_metadata(
+            index.terms, top_terms=counts_table(top_terms.select("term", "kind", "doc_freq")),
+            terms_by_kind=counts_table(index.terms.group_by("kind").len("terms").sort("kind")),
+        ),
+    )
+    yield MaterializeResult(asset_key=["raw", "paper_terms"], metadata=frame_metadata(index.paper_terms))
+    yield MaterializeResult(
+        asset_key=["raw", "term_aliases"],
+        metadata=frame_metadata(
+            index.aliases.sort("papers", "alias", descending=[True, False]),
+            aliases_by_kind=counts_table(index.aliases.group_by("alias_kind").len("aliases").sort("alias_kind")),
+        ),
+    )
+
+
 @asset(
-    key=["raw", "term_occurrences"],
+    key=["raw", "paper_names"],
     deps=[["raw", "paper_assignments"]],
     group_name="nlp",
-    kinds={"polars", "duckdb"},
+    kinds={"python", "duckdb"},
     owners=OWNERS,
     pool=WRITER_POOL,
     description=(
-        "Candidate terms (words and phrases of up to three words between stop words, singularised) of each "
-        "paper's canonical text, with counts. dbt derives document frequencies and TF-IDF weights from them."
+        "The named method, model, dataset or benchmark each abstract introduces (`we propose Low-Rank Sparse "
+        "Attention (Lorsa)` -> Lorsa), null when none: a stand-in for the missing titles."
     ),
 )
-def term_occurrences(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+def paper_names(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     with warehouse.build_connection() as con:
-        occurrences = extract_terms(read_frame(con, _CANONICAL_TEXTS))
-        write_table(con, "term_occurrences", occurrences)
-    top_terms = (
-        occurrences.group_by("term").agg(papers=pl.len()).sort(["papers", "term"], descending=[True, False]).head(15)
-    )
+        names = extract_method_names(read_frame(con, _CANONICAL_TEXTS).select("paper_id", "text"))
+        write_table(con, "paper_names", names)
+    named = names.drop_nulls("method_name")
     return MaterializeResult(
-        metadata=frame_metadata(
-            occurrences, distinct_terms=occurrences["term"].n_unique(), top_terms=counts_table(top_terms)
-        )
+        metadata=frame_metadata(named, papers=names.height, papers_with_a_name=named.height)
     )
 
 
 @multi_asset(
-    specs=[
-        AssetSpec(
-            ["raw", name],
-            deps=[["raw", "term_occurrences"]],
-            description=description,
-            kinds={"scikit-learn", "duckdb"},
-            owners=OWNERS,
-        )
-        for name, description in (
-            ("topic_paper_weights", "Share of each paper on each topic of an NMF model over TF-IDF of the papers' terms."),
-            ("topic_term_weights", "The top terms of each topic with their NMF weights."),
-        )
-    ],
+    specs=_specs(
+        {
+            "topics": "Topics of an NMF model over the papers' term weights, with readable labels, primary papers "
+            "and NPMI coherence; the number of topics is chosen by coherence (see selection metadata).",
+            "topic_paper_weights": "Share of each paper on each topic (a paper's shares sum to 1).",
+            "topic_term_weights": "The top ten terms of each topic with their NMF weights.",
+        },
+        deps=[["raw", "paper_terms"]],
+        kinds={"scikit-learn", "duckdb"},
+    ),
     group_name="nlp",
     pool=WRITER_POOL,
 )
 def topic_model(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:
-        model = fit_topics(read_frame(con, "select paper_id, term, count from raw.term_occurrences"))
+        model = fit_topics(read_frame(con, "select paper_id, term, weight from raw.paper_terms"))
+        write_table(con, "topics", model.topics)
         write_table(con, "topic_paper_weights", model.paper_topics)
         write_table(con, "topic_term_weights", model.topic_terms)
-    sizes = (
-        model.paper_topics.sort("weight", descending=True)
-        .group_by("paper_id")
-        .first()
-        .group_by("topic_id")
-        .agg(papers=pl.len())
-        .join(
-            model.topic_terms.filter(pl.col("rank") <= 4).group_by("topic_id").agg(pl.col("term").str.join(", ")),
-            on="topic_id",
-        )
-        .sort("topic_id")
-    )
     yield MaterializeResult(
-        asset_key=["raw", "topic_paper_weights"],
-        metadata=frame_metadata(model.paper_topics, topics=sizes.height, topic_sizes=counts_table(sizes)),
+        asset_key=["raw", "topics"],
+        metadata=frame_metadata(
+            model.topics, topics=model.topics.height, topic_sizes=counts_table(model.topics),
+            sizes_tried=counts_table(model.selection),
+        ),
     )
+    yield MaterializeResult(asset_key=["raw", "topic_paper_weights"], metadata=frame_metadata(model.paper_topics))
     yield MaterializeResult(asset_key=["raw", "topic_term_weights"], metadata=frame_metadata(model.topic_terms))
+
+
+@asset(
+    key=["raw", "similar_papers"],
+    deps=[["raw", "paper_terms"], ["raw", "topic_paper_weights"]],
+    group_name="nlp",
+    kinds={"scikit-learn", "numpy", "duckdb"},
+    owners=OWNERS,
+    pool=WRITER_POOL,
+    description="The five most similar papers of each paper (cosine of LSA term profiles), for 'more like this'.",
+)
+def similar_papers_asset(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    with warehouse.build_connection() as con:
+        neighbours = similar_papers(
+            read_frame(con, "select paper_id, term, weight from raw.paper_terms"),
+            read_frame(con, "select paper_id, topic_id, weight from raw.topic_paper_weights"),
+        )
+        write_table(con, "similar_papers", neighbours)
+    return MaterializeResult(
+        metadata=frame_metadata(neighbours, mean_top_score=float(neighbours.filter(pl.col("rank") == 1)["score"].mean() or 0))
+    )

@@ -156,6 +156,16 @@ def cmd_eval_dedup(args: argparse.Namespace) -> int:
     return 0 if report.meets_targets else _fail("dedup evaluation targets not met")
 
 
+def cmd_eval_terms(args: argparse.Namespace) -> int:
+    from paperhouse import term_evaluation
+
+    report = term_evaluation.quality_report()
+    print(term_evaluation.format_report(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    return 0 if all(term_evaluation.targets_met(report).values()) else _fail("term quality targets not met")
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     from paperhouse.ingest import read_abstracts
     from paperhouse.synth import write_corpus
@@ -201,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--write-set", action="store_true", help="regenerate evaluation/dedup_eval_set.jsonl first")
     evaluate.add_argument("--json", help="also write the report as JSON to this file")
     evaluate.set_defaults(handler=cmd_eval_dedup)
+
+    evaluate_terms = commands.add_parser(
+        "eval-terms", help="keyphrase F1, method-name precision and topic coherence beside baselines, on the gold sets"
+    )
+    evaluate_terms.add_argument("--json", help="also write the report to this file")
+    evaluate_terms.set_defaults(handler=cmd_eval_terms)
 
     synth = commands.add_parser("synth", help="write synthetic abstract lists with labelled duplicates")
     synth.add_argument("--papers", type=int, required=True)

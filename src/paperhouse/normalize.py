@@ -25,6 +25,11 @@ def clean_text(text: pl.Expr) -> pl.Expr:
 
 
 def normalized_text(text: pl.Expr) -> pl.Expr:
+    return clean_text(strip_markup(text)).str.to_lowercase()
+
+
+def strip_markup(text: pl.Expr) -> pl.Expr:
+    """NFKC, LaTeX and Markdown markup removed, quotes and dashes unified; case kept."""
     expr = text.str.normalize("NFKC")
     # LaTeX: \textit{x} -> x (repeated twice for one level of nesting), then bare commands.
     for _ in range(2):
@@ -41,7 +46,7 @@ def normalized_text(text: pl.Expr) -> pl.Expr:
         .str.replace_all(r"(\p{L})-\s+(\p{Ll})", "$1-$2")  # a hyphen at a hard wrap: "fine-\n tuning"
         .str.replace_all(r"(\.\s*){3,}$|…$", "")  # a trailing ellipsis marks truncation, not text
     )
-    return clean_text(expr).str.to_lowercase()
+    return expr
 
 
 def words(normalized: pl.Expr) -> pl.Expr:

@@ -24,8 +24,10 @@ import yaml
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
 from paperhouse.ingest import RECORD_SCHEMA
 from paperhouse.settings import DBT_PROJECT_DIR
-from paperhouse.terms import TERM_OCCURRENCE_SCHEMA
-from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
+from paperhouse.names import NAME_SCHEMA
+from paperhouse.similar import SIMILAR_SCHEMA
+from paperhouse.terms import ALIAS_KINDS, ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_KINDS, TERM_SCHEMA
+from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
 
 MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
 _POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
@@ -118,7 +120,12 @@ RAW_SCHEMAS: dict[str, dict[str, str]] = {
         {**RECORD_SCHEMA, "text": pl.String, "excerpt": pl.String, "normalized_text": pl.String}
     ),
     "raw.paper_assignments": _duckdb_types(ASSIGNMENT_SCHEMA),
-    "raw.term_occurrences": _duckdb_types(TERM_OCCURRENCE_SCHEMA),
+    "raw.terms": _duckdb_types(TERM_SCHEMA),
+    "raw.paper_terms": _duckdb_types(PAPER_TERM_SCHEMA),
+    "raw.term_aliases": _duckdb_types(ALIAS_SCHEMA),
+    "raw.paper_names": _duckdb_types(NAME_SCHEMA),
+    "raw.topics": _duckdb_types(TOPIC_SCHEMA),
+    "raw.similar_papers": _duckdb_types(SIMILAR_SCHEMA),
     "raw.topic_paper_weights": _duckdb_types(PAPER_TOPIC_SCHEMA),
     "raw.topic_term_weights": _duckdb_types(TOPIC_TERM_SCHEMA),
 }
@@ -153,6 +160,8 @@ _COUNTS_OF_MERGES = """
 """
 
 
+_COUNTS_OF_PAPERS = "select count(*) as papers from raw.paper_assignments where match_kind = 'canonical'"
+
 _ASSIGNMENT_CHECKS = dict(
     not_null=("source_file", "record_no", "paper_id", "match_kind", "similarity"),
     unique=(("source_file", "record_no"),),
@@ -181,10 +190,45 @@ SUITES: tuple[Suite, ...] = (
         row_count=lambda facts: (facts["accepted_records"], facts["accepted_records"]),
     ),
     Suite(
-        "raw.term_occurrences",
-        not_null=("paper_id", "term"),
-        unique=(("paper_id", "term"),),
-        between={"n_words": (1, 4), "count": (1, None)},
+        "raw.terms",
+        not_null=("term", "kind", "doc_freq", "idf"),
+        unique=(("term",),),
+        between={"n_words": (1, 4), "doc_freq": (1, None), "idf": (1, None)},
+        in_set={"kind": TERM_KINDS},
+    ),
+    Suite(
+        "raw.paper_terms",
+        not_null=("paper_id", "term", "weight", "rank"),
+        unique=(("paper_id", "term"), ("paper_id", "rank")),
+        between={"occurrences": (1, None), "weight": (0, 1.000001), "rank": (1, None)},
+    ),
+    Suite(
+        "raw.term_aliases",
+        not_null=("alias", "term", "alias_kind"),
+        unique=(("alias", "term"),),
+        in_set={"alias_kind": ALIAS_KINDS},
+    ),
+    Suite(
+        "raw.paper_names",
+        not_null=("paper_id",),
+        unique=(("paper_id",),),
+        # One row per paper: every canonical record.
+        facts_sql=_COUNTS_OF_PAPERS,
+        row_count=lambda facts: (facts["papers"], facts["papers"]),
+    ),
+    Suite(
+        "raw.topics",
+        not_null=("topic_id", "label", "n_papers"),
+        unique=(("topic_id",),),
+        between={"n_papers": (0, None), "coherence": (-1, 1)},
+    ),
+    Suite(
+        "raw.similar_papers",
+        not_null=("paper_id", "similar_paper_id", "score", "rank"),
+        unique=(("paper_id", "similar_paper_id"), ("paper_id", "rank")),
+        between={"rank": (1, 5), "score": (-1.0001, 1.0001)},
+        in_set={"is_self": (False,)},
+        computed={"is_self": "paper_id = similar_paper_id"},
     ),
     Suite(
         "raw.topic_paper_weights",
@@ -200,7 +244,7 @@ SUITES: tuple[Suite, ...] = (
     ),
     Suite(
         "marts.papers",
-        not_null=("paper_id", "abstract"),
+        not_null=("paper_id", "abstract", "display_name"),
         unique=(("paper_id",),),
         between={"n_sources": (1, None)},
         # Dedup only merges: never more papers than accepted records.
@@ -226,9 +270,22 @@ SUITES: tuple[Suite, ...] = (
     ),
     Suite(
         "marts.terms",
-        not_null=("term_id", "term", "doc_freq"),
+        not_null=("term_id", "term", "kind", "doc_freq"),
         unique=(("term_id",), ("term",)),
         between={"doc_freq": (1, None)},
+        in_set={"kind": TERM_KINDS},
+    ),
+    Suite(
+        "marts.term_aliases",
+        not_null=("alias", "term_id", "alias_kind"),
+        unique=(("alias", "term_id"),),
+        in_set={"alias_kind": ALIAS_KINDS},
+    ),
+    Suite(
+        "marts.similar_papers",
+        not_null=("paper_id", "similar_paper_id", "score", "rank"),
+        unique=(("paper_id", "rank"),),
+        between={"rank": (1, 5)},
     ),
     Suite(
         "marts.paper_terms",

@@ -1,9 +1,26 @@
 with sources as (
     select paper_id, count(*) as n_sources from {{ ref('int_accepted_records') }} group by paper_id
+),
+
+-- Without a title, a paper shows the name of what it introduces, else its two top terms.
+top_terms as (
+    select
+        paper_id,
+        string_agg(term, ' · ' order by term_rank) as top_terms
+    from {{ ref('stg_paper_terms') }}
+    where term_rank <= 2
+    group by paper_id
 )
 
 select
     canonical.paper_id,
+    coalesce(
+        names.method_name || coalesce(': ' || names.method_long_form, ''),
+        upper(left(top_terms.top_terms, 1)) || substr(top_terms.top_terms, 2),
+        left(canonical.text, 60)
+    ) as display_name,
+    names.method_name,
+    names.method_long_form,
     canonical.text as abstract,
     canonical.venue,
     canonical.year,
@@ -13,4 +30,6 @@ select
     canonical.record_no as canonical_record_no
 from {{ ref('int_accepted_records') }} as canonical
 inner join sources using (paper_id)
+left join {{ ref('stg_paper_names') }} as names using (paper_id)
+left join top_terms using (paper_id)
 where canonical.match_kind = 'canonical'

@@ -3,19 +3,17 @@ with primaries as (
 ),
 
 top_terms as (
-    select
-        topic_id,
-        string_agg(term, ', ' order by rank) filter (where rank <= 3) as label,
-        string_agg(term, ', ' order by rank) as top_terms
+    select topic_id, string_agg(term, ', ' order by rank) as top_terms
     from {{ ref('topic_terms') }}
     group by topic_id
 )
 
 select
-    topic_id,
-    coalesce(top_terms.label, 'topic ' || topic_id) as label,
+    topics.topic_id,
+    topics.label,
     cast(coalesce(primaries.n_papers, 0) as integer) as n_papers,
+    topics.coherence,
     top_terms.top_terms
-from (select distinct topic_id from {{ ref('stg_topic_paper_weights') }}) as topics
+from {{ ref('stg_topics') }} as topics
 left join primaries using (topic_id)
 left join top_terms using (topic_id)

@@ -1,0 +1,6 @@
+select
+    paper_id,
+    similar_paper_id,
+    score,
+    "rank" as similarity_rank
+from {{ source('raw', 'similar_papers') }}

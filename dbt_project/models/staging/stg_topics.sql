@@ -1,0 +1,5 @@
+select
+    topic_id,
+    label,
+    coherence
+from {{ source('raw', 'topics') }}
