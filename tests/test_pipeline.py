@@ -102,7 +102,7 @@ def test_query_answers_in_every_format_and_cannot_write(bundled_run):
     assert json.loads(as_json.stdout) == [{"venue": "ICLR", "year": 2026, "papers": 76}]
     as_csv = paperhouse("query", sql, "--warehouse", str(warehouse), "--format", "csv")
     assert as_csv.stdout.splitlines() == ["venue,year,papers", "ICLR,2026,76"]
-    for statement in ("drop table marts.papers", "insert into marts.topics values (99, 'x', 0, 'x')"):
+    for statement in ("drop table marts.papers", "insert into marts.topics (topic_id, label, n_papers) values (99, 'x', 0)"):
         refused = paperhouse("query", statement, "--warehouse", str(warehouse))
         assert refused.returncode != 0 and "read-only" in refused.stderr
     assert query(warehouse, "select count(*) from marts.papers") == [(76,)]
