@@ -71,17 +71,35 @@ class WarehouseResource(ConfigurableResource):
 
 def _fail_runs_that_died(context: InitResourceContext, current_run_id: str, previous: dict | None) -> None:
     """A run that held the lock and did not release it was killed. Dagster still shows it as
-    started (and would count it against `max_concurrent_runs`): record it as failed."""
-    run_id = (previous or {}).get("run_id")
-    if not run_id or run_id == current_run_id or context.instance is None:
+    started, and the `duckdb_writer` pool slot its step held stays claimed: every later run
+    would wait for that slot forever. Record the run as failed and free what it held."""
+    instance = context.instance
+    if instance is None:
         return
-    run = context.instance.get_run_by_id(run_id)
-    if run is not None and run.status in (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING):
-        context.instance.report_run_failed(
-            run,
-            message=(
-                f"The process running this run (pid {previous.get('pid')}) died without finishing: run "
-                f"{current_run_id} found the warehouse lock released. The published warehouse was not changed."
-            ),
-        )
-        context.log.warning(f"marked run {run_id} as failed: its process died while holding the warehouse lock")
+    run_id = (previous or {}).get("run_id")
+    if run_id and run_id != current_run_id:
+        run = instance.get_run_by_id(run_id)
+        if run is not None and run.status in (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING):
+            instance.report_run_failed(
+                run,
+                message=(
+                    f"The process running this run (pid {previous.get('pid')}) died without finishing: run "
+                    f"{current_run_id} found the warehouse lock released. The published warehouse was not changed."
+                ),
+            )
+            context.log.warning(f"marked run {run_id} as failed: its process died while holding the warehouse lock")
+    _free_pool_slots_of_finished_runs(context, current_run_id)
+
+
+def _free_pool_slots_of_finished_runs(context: InitResourceContext, current_run_id: str) -> None:
+    storage = context.instance.event_log_storage
+    if not storage.supports_global_concurrency_limits:
+        return
+    holders = set(storage.get_concurrency_run_ids())
+    for key in storage.get_concurrency_keys():
+        holders.update(slot.run_id for slot in storage.get_concurrency_info(key).claimed_slots)
+    for run_id in sorted(holders - {current_run_id}):
+        run = context.instance.get_run_by_id(run_id)
+        if run is None or run.is_finished:
+            storage.free_concurrency_slots_for_run(run_id)
+            context.log.warning(f"freed the pool slots still held by run {run_id}, which is no longer running")

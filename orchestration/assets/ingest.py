@@ -1,5 +1,3 @@
-from datetime import datetime, timezone
-
 import polars as pl
 from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, asset
 from pydantic import Field
@@ -8,9 +6,6 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse import parse_cache
-from paperhouse.faults import failpoint
-from paperhouse.ingest import assemble_records, parser_version, read_folder
-from paperhouse.warehouse import write_table
 
 
 class IngestConfig(Config):
@@ -38,21 +33,9 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
     seeds_dir = warehouse.paths.seeds_dir
     if not seeds_dir.is_dir():
         raise Failure(f"seeds folder {seeds_dir} does not exist (set PAPERHOUSE_SEEDS_DIR or the warehouse resource)")
-    version = parser_version()
     with warehouse.build_connection() as con:
-        known = set() if config.full_refresh else parse_cache.known_contents(con, version)
-    folder = read_folder(seeds_dir, known=known)
-    with warehouse.build_connection() as con:
-        reused = parse_cache.load_contents(con, folder.shas & known)
-        records = assemble_records(folder.files, pl.concat([folder.parsed, reused]))
-        _check_every_file_has_rows(folder.files, records)
-        # The cache and the records it produced change together or not at all.
-        con.begin()
-        forgotten = parse_cache.store(con, folder, version, context.run.run_id, datetime.now(timezone.utc))
-        write_table(con, "seed_files", folder.files)
-        write_table(con, "source_records", records)
-        failpoint("ingest.before_commit")
-        con.commit()
+        intake = parse_cache.ingest(con, seeds_dir, context.run.run_id, config.full_refresh)
+    records, folder, forgotten = intake.records, intake.folder, intake.forgotten
 
     rejected = records.filter(pl.col("reject_reason").is_not_null())
     by_reason = (
@@ -86,9 +69,3 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
         )
     )
 
-
-def _check_every_file_has_rows(files: pl.DataFrame, records: pl.DataFrame) -> None:
-    """Each listed file yields at least one record row (a paragraph, or why it has none)."""
-    missing = files.join(records.select("source_file").unique(), on="source_file", how="anti")
-    if missing.height:
-        raise Failure(f"no records for {missing.height} files, e.g. {missing['source_file'][0]!r}: parse cache damaged?")

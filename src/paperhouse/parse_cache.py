@@ -12,13 +12,23 @@ it produced, so a run killed at any point leaves the cache and the records consi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from paperhouse.ingest import PARSED_RECORD_SCHEMA, FolderRead
-from paperhouse.warehouse import RAW_SCHEMA, registered, table_exists
+from paperhouse.faults import failpoint
+from paperhouse.ingest import (
+    PARSED_RECORD_SCHEMA,
+    AcceptanceRules,
+    FolderRead,
+    assemble_records,
+    parser_version,
+    read_folder,
+)
+from paperhouse.warehouse import RAW_SCHEMA, registered, table_exists, write_table
 
 FILES_TABLE = "parsed_files"
 RECORDS_TABLE = "parsed_records"
@@ -29,6 +39,41 @@ FILES_SCHEMA = {
     "parsed_at": pl.Datetime("us"),  # UTC
     "parsed_by_run": pl.String,
 }
+
+
+@dataclass(frozen=True)
+class Intake:
+    """What one incremental ingest did."""
+
+    records: pl.DataFrame  # raw.source_records
+    folder: FolderRead  # raw.seed_files, and the contents parsed in this pass
+    forgotten: int  # cached contents no longer in the folder
+
+
+def ingest(
+    con: duckdb.DuckDBPyConnection,
+    seeds_dir: Path,
+    run_id: str | None = None,
+    full_refresh: bool = False,
+    rules: AcceptanceRules = AcceptanceRules(),
+) -> Intake:
+    """Read the folder, parsing only new contents, and write ``raw.seed_files``,
+    ``raw.source_records`` and the cache in one transaction."""
+    version = parser_version(rules)
+    known = set() if full_refresh else known_contents(con, version)
+    folder = read_folder(seeds_dir, rules, known=known)
+    reused = load_contents(con, folder.shas & known)
+    records = assemble_records(folder.files, pl.concat([folder.parsed, reused]))
+    missing = folder.files.join(records.select("source_file").unique(), on="source_file", how="anti")
+    if missing.height:  # every file yields a row: a paragraph, or why it has none
+        raise RuntimeError(f"no records for {missing.height} files, e.g. {missing['source_file'][0]!r}")
+    con.begin()
+    forgotten = store(con, folder, version, run_id, datetime.now(timezone.utc))
+    write_table(con, "seed_files", folder.files)
+    write_table(con, "source_records", records)
+    failpoint("ingest.before_commit")
+    con.commit()
+    return Intake(records=records, folder=folder, forgotten=forgotten)
 
 
 def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
