@@ -57,7 +57,8 @@ class WarehouseResource(ConfigurableResource):
             _fail_runs_that_died(context, run_id, self._lease.previous)
             self._lease.previous = None
             remove_stale_files(paths.warehouse)
-            context.log.info(f"build database: {prepare_build_database(paths.build_database, paths.warehouse)}")
+            status = prepare_build_database(paths.build_database, paths.warehouse)
+            (context.log.info if status in ("ok", "new") else context.log.warning)(f"build database: {status}")
         except BaseException:  # teardown is not called when setup fails: do not keep the lock
             locking.release(self._lease)
             self._lease = None

@@ -138,3 +138,14 @@ def test_a_failed_ingest_leaves_cache_and_records_as_they_were(folder, tmp_path,
     with connect(database, read_only=True) as con:
         after = {t: con.execute(f"select * from raw.{t} order by all").fetchall() for t in before}
     assert after == before
+
+
+def test_a_cache_entry_whose_rows_do_not_add_up_is_parsed_again(folder, tmp_path):
+    database = tmp_path / "build.duckdb"
+    first = ingest(database=database, folder=folder)
+    damaged = first.folder.files["file_sha256"][0]
+    with connect(database) as con:  # rows lost behind the cache's back
+        con.execute("delete from raw.parsed_records where file_sha256 = ? and record_no = 3", [damaged])
+    intake = ingest(database=database, folder=folder)
+    assert intake.folder.files.filter(pl.col("status") == "parsed")["file_sha256"].to_list() == [damaged]
+    assert intake.records.equals(first.records)

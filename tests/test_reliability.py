@@ -368,6 +368,7 @@ def test_a_run_killed_inside_dbt_after_recovering_a_torn_build_database(campaign
     assert killed["returncode"] == -signal.SIGKILL
     assert campaign.observed["children_seen"] >= 1  # dbt was running as a child process when it died
     assert campaign.observed["damaged_file_kept"]  # the torn file was moved aside, not used
+    assert "restored from the published warehouse" in killed["output"]
     assert campaign.observed["after_kill_2"] == campaign.observed["v2"][:2]
 
 

@@ -77,10 +77,16 @@ def ingest(
 
 
 def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
-    """Contents whose parsed rows the cache holds for this parser version."""
-    if not table_exists(con, RAW_SCHEMA, FILES_TABLE):
+    """Contents whose parsed rows the cache holds, all of them, for this parser version (an
+    entry whose rows do not add up is not trusted: that content is parsed again)."""
+    if not (table_exists(con, RAW_SCHEMA, FILES_TABLE) and table_exists(con, RAW_SCHEMA, RECORDS_TABLE)):
         return set()
-    rows = con.execute(f"select file_sha256 from {RAW_SCHEMA}.{FILES_TABLE} where parser_version = ?", [version])
+    rows = con.execute(
+        f"select file_sha256 from {RAW_SCHEMA}.{FILES_TABLE} as files"
+        f" inner join (select file_sha256, count(*) as n_cached from {RAW_SCHEMA}.{RECORDS_TABLE} group by all)"
+        " using (file_sha256) where files.parser_version = ? and files.n_rows = n_cached",
+        [version],
+    )
     return {sha for (sha,) in rows.fetchall()}
 
 

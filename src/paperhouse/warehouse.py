@@ -112,17 +112,20 @@ def prepare_build_database(build_database: Path, warehouse: Path, lock_wait: flo
     - It opens and its carried-over tables read whole: used as it is.
     - Another process holds it open: wait up to ``lock_wait`` seconds (a dbt process orphaned
       by a killed run finishes or dies within moments), then fail with a clear message.
+    - Neither it nor the published warehouse exists: a first run, it starts empty ("new").
     - It is missing, or cannot be opened or read (a torn file): it is moved aside to
       ``*.damaged`` and rebuilt from a copy of the published warehouse, which holds the parse
       cache and the paper-id registry as they were at the last publish, so paper ids survive.
       Without a published warehouse, the run starts from an empty database.
     """
-    deadline = time.monotonic() + lock_wait
+    started = time.monotonic()
+    deadline = started + lock_wait
     problem = "missing"
     while build_database.exists():
         try:
             _check_build_database(build_database)
-            return "ok"
+            waited = time.monotonic() - started
+            return "ok" + (f" (waited {waited:.1f} s for another process to close it)" if waited >= 0.5 else "")
         except duckdb.Error as error:
             if _is_lock_conflict(error):
                 if time.monotonic() < deadline:
@@ -135,6 +138,8 @@ def prepare_build_database(build_database: Path, warehouse: Path, lock_wait: flo
             problem = f"damaged ({str(error).splitlines()[0][:200]})"
             _move_aside(build_database)
     build_database.parent.mkdir(parents=True, exist_ok=True)
+    if problem == "missing" and not warehouse.exists():
+        return "new"  # the first run for this warehouse
     if warehouse.exists():
         try:
             with connect(warehouse, read_only=True) as con:
