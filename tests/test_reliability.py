@@ -100,7 +100,7 @@ while not os.path.exists(stop):
                 tally["inconsistent"].append(repr(v))
         except Exception as error:
             tally["errors"].append(repr(error)[:300])
-    time.sleep(0.2)
+    time.sleep(0.3 if mode == "fresh" else 1.0)  # enough reads, without starving the runs of CPU
 json.dump(tally, open(out, "w"))
 """
 
@@ -248,7 +248,7 @@ def campaign(tmp_path_factory) -> Campaign:
             queries.append(c.query("select count(*) as papers from marts.papers"))
             if len(queries) % 4 == 1:
                 queries.append(c.query("drop table marts.papers"))
-            time.sleep(4)
+            time.sleep(6)
         c.observed["unchanged"] = c.finish(second)[0]
         c.observed["queries_during_run"] = queries
         c.observed["v2"] = (mart_fingerprint(warehouse), consistency(warehouse), papers(warehouse))
@@ -285,7 +285,7 @@ def campaign(tmp_path_factory) -> Campaign:
         recovery = c.start("recovery", "run")
         while recovery.poll() is None:
             queries.append(c.query("select count(*) as papers from marts.papers"))
-            time.sleep(4)
+            time.sleep(6)
         c.observed["recovery"] = c.finish(recovery)[0]
         c.observed["v3"] = (mart_fingerprint(warehouse), consistency(warehouse), papers(warehouse))
         with duckdb.connect(str(warehouse), read_only=True) as con:
@@ -307,7 +307,13 @@ def campaign(tmp_path_factory) -> Campaign:
         c.observed["dagster_runs"] = [run.status.value for run in instance.get_runs()]
     (root / "campaign.json").write_text(json.dumps(
         {"processes": [{k: v for k, v in e.items() if k != "output"} for e in c.log],
-         "readers": {mode: {k: v for k, v in t.items() if k != "versions"} for mode, t in c.observed["readers"].items()}},
+         "readers": {mode: {k: v for k, v in t.items() if k != "versions"} for mode, t in c.observed["readers"].items()},
+         "paperhouse_query_during_runs": {
+             "selects": sum(q.args[4].startswith("select") for q in c.observed.get("queries_during_run", [])),
+             "selects_failed": sum(q.args[4].startswith("select") and q.returncode != 0
+                                   for q in c.observed.get("queries_during_run", [])),
+             "drops_refused": sum(q.args[4].startswith("drop") and q.returncode != 0
+                                  for q in c.observed.get("queries_during_run", []))}},
         indent=2))
     return c
 
@@ -349,7 +355,7 @@ def test_query_answers_during_a_run_and_never_writes(campaign):
 def test_readers_never_fail_and_always_see_a_whole_version(campaign):
     fresh, held = campaign.observed["readers"]["fresh"], campaign.observed["readers"]["held"]
     for tally in (fresh, held):
-        assert tally["reads"] >= 200
+        assert tally["reads"] >= 100
         assert tally["errors"] == [] and tally["inconsistent"] == []
     published = {repr(campaign.observed[v][1]) for v in ("v1", "v2", "v3")}
     assert set(fresh["versions"]) == published  # the first publish, and the last one
