@@ -31,7 +31,7 @@ ui: install
 
 # The dbt docs site (descriptions, tests, lineage of every model) as one offline HTML file.
 docs: install
-	@test -f data/.paperhouse.duckdb.build/paperhouse.duckdb || $(BIN)/paperhouse run
+	@test -f data/paperhouse.duckdb || $(BIN)/paperhouse run
 	$(BIN)/paperhouse docs
 
 # Quality reports: dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl;

@@ -53,7 +53,10 @@ def great_expectations_check(suite: Suite) -> AssetChecksDefinition:
 
 @asset_check(
     asset=["raw", "source_records"],
-    description="Warns when paragraphs or files were rejected: someone should look at marts.rejected_records.",
+    description=(
+        "Warns when paragraphs or files were rejected (including files that could not be read and entries "
+        "that are no file, such as folders or looping links): someone should look at marts.rejected_records."
+    ),
     blocking=False,
 )
 def no_rejected_records(warehouse: WarehouseResource) -> AssetCheckResult:

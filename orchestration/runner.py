@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
 from orchestration.definitions import build_definitions
+from paperhouse import locking
 from paperhouse.settings import Paths
+
+INGEST_STEP = "raw__source_records"
 
 
 @dataclass
@@ -21,6 +24,7 @@ class RunOutcome:
     checks_failed: list[str] = field(default_factory=list)  # ERROR severity: "asset:check (what failed)"
     checks_warned: list[str] = field(default_factory=list)  # WARN severity: worth a look, the run goes on
     failed_steps: list[str] = field(default_factory=list)
+    ingest: dict = field(default_factory=dict)  # the ingest asset's counts (files parsed, reused, ...)
 
     @property
     def reason(self) -> str:
@@ -36,28 +40,48 @@ def _instance() -> DagsterInstance:
     return DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
 
 
-def run_all(paths: Paths, log_level: str = "WARNING") -> RunOutcome:
-    defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse))
-    job = defs.resolve_job_def("build_warehouse")
-    run_config = {"loggers": {"console": {"config": {"log_level": log_level.upper()}}}}
-    # dbt's own log lines go to stdout; keep them in a file beside the build, not in the summary.
-    paths.build_dir.mkdir(parents=True, exist_ok=True)
-    log_file = paths.build_dir / "run.log"
-    with _instance() as instance, open(log_file, "w") as log, redirect_stdout(log):
-        result = job.execute_in_process(run_config=run_config, instance=instance, raise_on_error=False)
-        outcome = RunOutcome(success=result.success, run_id=result.run_id, log_file=str(log_file))
-        for evaluation in result.get_asset_check_evaluations():
-            if evaluation.passed:
-                outcome.checks_passed += 1
-                continue
-            details = evaluation.description or ""
-            failed = outcome.checks_warned if evaluation.severity == AssetCheckSeverity.WARN else outcome.checks_failed
-            failed.append(
-                f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}" + (f" ({details})" if details else "")
+def run_config(log_level: str = "WARNING", full_refresh: bool = False) -> dict:
+    return {
+        "loggers": {"console": {"config": {"log_level": log_level.upper()}}},
+        "ops": {INGEST_STEP: {"config": {"full_refresh": full_refresh}}},
+    }
+
+
+def run_all(paths: Paths, log_level: str = "WARNING", full_refresh: bool = False) -> RunOutcome:
+    """Build and publish the warehouse; ``locking.RunLockBusy`` at once when another run holds it.
+
+    The lock is taken here, before Dagster starts (so a refused run does no work and leaves no
+    trace), and again, re-entrantly, by the run's ``warehouse`` resource.
+    """
+    with locking.run_lock(paths.run_lock, timeout=0):
+        defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse))
+        job = defs.resolve_job_def("build_warehouse")
+        # dbt's own log lines go to stdout; keep them in a file beside the build, not in the summary.
+        log_file = paths.build_dir / "run.log"
+        with _instance() as instance, open(log_file, "w") as log, redirect_stdout(log):
+            result = job.execute_in_process(
+                run_config=run_config(log_level, full_refresh), instance=instance, raise_on_error=False
             )
-        for event in result.all_events:
-            if event.event_type == DagsterEventType.STEP_FAILURE:
-                error = event.step_failure_data.error
-                message = error.message.strip().splitlines()[0] if error else "unknown error"
-                outcome.failed_steps.append(f"{event.step_key}: {message}")
+            return _outcome(result, str(log_file))
+
+
+def _outcome(result, log_file: str) -> RunOutcome:
+    outcome = RunOutcome(success=result.success, run_id=result.run_id, log_file=log_file)
+    for evaluation in result.get_asset_check_evaluations():
+        if evaluation.passed:
+            outcome.checks_passed += 1
+            continue
+        details = evaluation.description or ""
+        failed = outcome.checks_warned if evaluation.severity == AssetCheckSeverity.WARN else outcome.checks_failed
+        failed.append(
+            f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}" + (f" ({details})" if details else "")
+        )
+    for event in result.all_events:
+        if event.event_type == DagsterEventType.STEP_FAILURE:
+            error = event.step_failure_data.error
+            message = error.message.strip().splitlines()[0] if error else "unknown error"
+            outcome.failed_steps.append(f"{event.step_key}: {message}")
+        elif event.event_type == DagsterEventType.ASSET_MATERIALIZATION and event.step_key == INGEST_STEP:
+            metadata = event.event_specific_data.materialization.metadata
+            outcome.ingest = {key: value.value for key, value in metadata.items() if isinstance(value.value, (int, bool))}
     return outcome

@@ -106,6 +106,13 @@ def test_query_answers_in_every_format_and_cannot_write(bundled_run):
         refused = paperhouse("query", statement, "--warehouse", str(warehouse))
         assert refused.returncode != 0 and "read-only" in refused.stderr
     assert query(warehouse, "select count(*) from marts.papers") == [(76,)]
+    # Nor can it write (or read) any other file, or change that back.
+    outside = warehouse.parent / "exported.csv"
+    for statement in (f"copy marts.papers to '{outside}'", f"attach '{warehouse.parent / 'new.duckdb'}' as other",
+                      "select * from read_csv('/etc/passwd')", "set enable_external_access = true"):
+        refused = paperhouse("query", statement, "--warehouse", str(warehouse))
+        assert refused.returncode != 0 and refused.stderr.startswith("paperhouse: "), statement
+    assert not outside.exists() and not (warehouse.parent / "new.duckdb").exists()
 
 
 def test_check_command_validates_the_published_warehouse(bundled_run):
@@ -135,8 +142,11 @@ def _wrap(text: str, width: int = 80) -> str:
     return "\n".join(lines + [line])
 
 
-def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path):
+def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeypatch):
     """Copies in other encodings, revisions, and every kind of bad input, in one run."""
+    import os
+
+    import paperhouse.ingest as ingest_module
     from orchestration.runner import run_all
     from paperhouse.settings import resolve_paths
 
@@ -156,29 +166,70 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path):
         NEW_ABSTRACT,
     ]
     (seeds / "neurips.txt").write_bytes(("NeurIPS 2025 论文列表\n\n" + "\n\n".join(revisions)).encode("gb18030"))
-    # A hostile file name with an exact copy and a stray line; a blob; files that hold no abstract.
+    # Hostile file names with exact copies (one with a stray line); a blob; files that hold no abstract.
     (seeds / "it's; DROP TABLE x.txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[60]}\n\nPage 2\n")
+    (seeds / "new\nline \"quoted\".txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[62]}\n")
+    (seeds / os.fsdecode(b"latin1 caf\xe9.txt")).write_text(f"Workshop 2024\n\n{ABSTRACTS[63]}\n")
     (seeds / "blob.txt").write_text("Scrape 2025\n\n" + "token " * 600_000 + f"\n\n{ABSTRACTS[61]}\n")
     (seeds / "empty.txt").write_bytes(b"")
     (seeds / "binary.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 64)
     (seeds / "header_only.txt").write_text("ICML 2025 Papers\n")
     (seeds / "undecodable.txt").write_bytes(b"abc \x81\x20 def \x8d\x20 ghi")
+    # Damage inside otherwise good files costs only the paragraph that holds it.
+    (seeds / "nul.txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[30]}\n\n{ABSTRACTS[31][:40]}\x00{ABSTRACTS[31][40:]}\n")
+    damaged = f"ICLR 2026 论文列表\n\n{ABSTRACTS[33]}\n\n{ABSTRACTS[34]}\n".encode()
+    cut = damaged.index(ABSTRACTS[34][:30].encode()) + 10
+    (seeds / "damaged.txt").write_bytes(damaged[:cut] + b"\xff" + damaged[cut:])
+    # Entries that are no file, a file nobody may read, a file that never stops changing.
+    (seeds / "loop.txt").symlink_to("loop.txt")
+    (seeds / "dangling.txt").symlink_to("gone.txt")
+    (seeds / "folder.txt").mkdir()
+    os.mkfifo(seeds / "pipe.txt")
+    (seeds / "secret.txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[40]}\n")
+    (seeds / "busy.txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[41]}\n")
+    real_open, real_read = ingest_module._open_regular, ingest_module._read_all
+
+    def open_as_if_forbidden(path):  # as root, permissions bind nobody: test_bad_input.py checks real ones
+        if path.name == "secret.txt":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path)
+
+    def read_while_appending(fd):
+        data = real_read(fd)
+        if os.fstat(fd).st_ino == (seeds / "busy.txt").stat().st_ino:
+            with open(seeds / "busy.txt", "a") as handle:
+                handle.write("more ")
+        return data
+
+    monkeypatch.setattr(ingest_module, "_open_regular", open_as_if_forbidden)
+    monkeypatch.setattr(ingest_module, "_read_all", read_while_appending)
 
     paths = resolve_paths(seeds, tmp_path / "out" / "warehouse.duckdb")
     outcome = run_all(paths)
     assert outcome.success, outcome.reason
     assert outcome.checks_failed == []
     assert [w.split(" ")[0] for w in outcome.checks_warned] == ["raw/source_records:no_rejected_records"]
+    whole_files = {"empty.txt", "binary.txt", "header_only.txt", "undecodable.txt",
+                   "loop.txt", "dangling.txt", "folder.txt", "pipe.txt", "secret.txt", "busy.txt"}
+    paragraphs = 76 + 19 + 4 + 2 + 1 + 1 + 2 + 2 + 2
+    assert outcome.ingest["files_unread"] == 6
+    assert outcome.ingest["paragraphs_read"] == paragraphs
+    assert outcome.ingest["records_rejected"] == len(whole_files) + 4
     w = paths.warehouse
 
     assert query(w, "select count(*) from marts.papers") == [(77,)]
     kinds = dict(query(w, "select match_kind, count(*) from marts.paper_sources group by 1"))
-    assert kinds == {"canonical": 77, "exact": 19 + 2, "near": 3}
+    assert kinds == {"canonical": 77, "exact": 19 + 2 + 2 + 2, "near": 3}
     rejected = dict(query(w, "select source_file, reason from marts.rejected_records where record_no is null"))
-    assert set(rejected) == {"empty.txt", "binary.txt", "header_only.txt", "undecodable.txt"}
+    assert set(rejected) == whole_files
+    assert rejected["loop.txt"] == "not a file: symbolic link loop"
+    assert rejected["pipe.txt"].startswith("not a file")
+    assert rejected["secret.txt"] == "unreadable file: Permission denied"
+    assert rejected["busy.txt"].startswith("changed while being read")
     stray = query(w, "select source_file, record_no, reason from marts.rejected_records where record_no is not null order by 1")
-    assert [(f, n) for f, n, _ in stray] == [("blob.txt", 1), ("it's; DROP TABLE x.txt", 2)]
-    assert stray[0][2].startswith("too long") and stray[1][2].startswith("too short")
+    assert [(f, n) for f, n, _ in stray] == [("blob.txt", 1), ("damaged.txt", 2), ("it's; DROP TABLE x.txt", 2), ("nul.txt", 2)]
+    assert [r.split(":")[0] for _, _, r in stray] == ["too long for one abstract", "undecodable bytes", "too short for an abstract", "control characters"]
+    assert query(w, "select count(*) from marts.paper_sources where source_file in ('new\nline \"quoted\".txt', 'latin1 caf\\xe9.txt')") == [(2,)]
     # Accepted + rejected = paragraphs read, file by file.
     read = dict(query(w, "select source_file, count(*) from staging.stg_source_records where record_no is not null group by 1"))
     landed = dict(query(w, """
@@ -186,7 +237,7 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path):
             select source_file from marts.paper_sources
             union all select source_file from marts.rejected_records where record_no is not null)
         group by 1"""))
-    assert read == landed and sum(read.values()) == 76 + 19 + 4 + 2 + 2
+    assert read == landed and sum(read.values()) == paragraphs
     assert query(w, "select distinct encoding from marts.paper_sources where source_file = 'rescraped list.txt'") == [("utf-16",)]
     assert query(w, "select distinct venue, year from marts.paper_sources where source_file = 'neurips.txt'") == [("NeurIPS", 2025)]
     # Every merged record is explained beside its paper's canonical record.
@@ -194,7 +245,7 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path):
         select g.match_kind, count(*), bool_and(g.canonical_source_file = p.canonical_source_file),
                bool_and(g.similarity between 0 and 1)
         from marts.duplicate_groups g join marts.papers p using (paper_id) group by 1 order by 1""")
-    assert groups == [("exact", 21, True, True), ("near", 3, True, True)]
+    assert groups == [("exact", 25, True, True), ("near", 3, True, True)]
 
 
 def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monkeypatch, capsys):

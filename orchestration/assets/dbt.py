@@ -8,6 +8,7 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.resources import WarehouseResource
+from paperhouse.faults import failpoint
 from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
 
 DBT_EXECUTABLE = venv_executable("dbt")
@@ -60,4 +61,6 @@ class PaperhouseTranslator(DagsterDbtTranslator):
 def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
     """Staging views, intermediate models and the public marts, built and tested by `dbt build`."""
     dbt_vars = json.dumps({"database_path": str(warehouse.paths.build_database)})
-    yield from dbt.cli(["build", "--vars", dbt_vars], context=context).stream()
+    for event in dbt.cli(["build", "--vars", dbt_vars], context=context).stream():
+        failpoint("dbt.event")
+        yield event

@@ -1,40 +1,70 @@
+from datetime import datetime, timezone
+
 import polars as pl
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
+from paperhouse import registry
 from paperhouse.dedup import assign_papers
+from paperhouse.faults import failpoint
 from paperhouse.warehouse import read_frame, write_table
 
 
-@asset(
-    key=["raw", "paper_assignments"],
-    deps=[["raw", "source_records"]],
+@multi_asset(
+    specs=[
+        AssetSpec(
+            ["raw", "paper_assignments"],
+            deps=[["raw", "source_records"]],
+            kinds={"polars", "numpy", "duckdb"},
+            owners=OWNERS,
+            description=(
+                "The paper behind every accepted record: exact duplicates by normalised text, near duplicates "
+                "(revisions, truncations, rewordings) by MinHash LSH candidates verified on word shingles. "
+                "`paper_id` comes from the paper-id registry: a paper keeps the id it was first given, whatever "
+                "files are added; a new paper mints one from its canonical text."
+            ),
+        ),
+        AssetSpec(
+            ["raw", "paper_id_registry"],
+            deps=[["raw", "source_records"]],
+            kinds={"duckdb"},
+            owners=OWNERS,
+            description=(
+                "Every record text ever accepted (by SHA-256 of its normalised words) and the paper id it was "
+                "first given. Rows are only added, never changed or removed; it travels in every published "
+                "warehouse, so ids survive a lost build database."
+            ),
+        ),
+    ],
     group_name="dedup",
-    kinds={"polars", "numpy", "duckdb"},
-    owners=OWNERS,
     pool=WRITER_POOL,
-    description=(
-        "The paper behind every accepted record: exact duplicates by normalised text, near duplicates "
-        "(revisions, truncations, rewordings) by MinHash LSH candidates verified on word shingles. "
-        "`paper_id` hashes the canonical record's normalised text, so it does not depend on file order."
-    ),
 )
-def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:
         records = read_frame(
             con,
             "select source_file, record_no, file_sha256, normalized_text from raw.source_records"
             " where reject_reason is null",
         )
-        assignments = assign_papers(records)
+        known = registry.load(con)
+        resolution = registry.resolve(assign_papers(records), known, context.run.run_id, datetime.now(timezone.utc))
+        assignments = resolution.assignments
+        # Assignments and the registry entries naming them change together or not at all.
+        con.begin()
         write_table(con, "paper_assignments", assignments)
+        registry.append(con, resolution.new_entries)
+        failpoint("dedup.before_commit")
+        con.commit()
     by_kind = assignments.group_by("match_kind").len("records").sort("match_kind")
-    papers = assignments["paper_id"].n_unique()
+    papers = resolution.papers
     merged_groups = assignments.filter(pl.col("match_kind") != "canonical")["paper_id"].n_unique()
-    context.log.info(f"{assignments.height} records -> {papers} papers")
-    return MaterializeResult(
+    context.log.info(
+        f"{assignments.height} records -> {papers} papers ({resolution.kept} kept their id, {resolution.minted} new)"
+    )
+    yield MaterializeResult(
+        asset_key=["raw", "paper_assignments"],
         metadata=frame_metadata(
             # Merged records first: they are what a person wants to see.
             assignments.sort(pl.col("match_kind") == "canonical", "paper_id"),
@@ -42,5 +72,17 @@ def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResour
             duplicates_merged=assignments.height - papers,
             groups_with_duplicates=merged_groups,
             records_by_match_kind=counts_table(by_kind),
-        )
+            papers_keeping_their_id=resolution.kept,
+            papers_with_new_id=resolution.minted,
+            papers_merging_registered_ids=resolution.merged,
+            papers_losing_a_contested_id=resolution.contested,
+        ),
+    )
+    yield MaterializeResult(
+        asset_key=["raw", "paper_id_registry"],
+        metadata={
+            "dagster/row_count": known.height + resolution.new_entries.height,
+            "entries_added": resolution.new_entries.height,
+            "distinct_ids": pl.concat([known["paper_id"], resolution.new_entries["paper_id"]]).n_unique(),
+        },
     )

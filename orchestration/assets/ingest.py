@@ -1,11 +1,18 @@
 import polars as pl
-from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, asset
+from pydantic import Field
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse.ingest import read_records
-from paperhouse.warehouse import write_table
+from paperhouse import parse_cache
+
+
+class IngestConfig(Config):
+    full_refresh: bool = Field(
+        default=False,
+        description="Ignore the parse cache and parse every file again (paper ids are kept: the registry is not reset).",
+    )
 
 
 @asset(
@@ -17,30 +24,48 @@ from paperhouse.warehouse import write_table
     description=(
         "Every paragraph of every `*.txt` list in the seeds folder, decoded, split and normalised, with "
         "provenance (file, SHA-256, encoding, position, venue, year). Paragraphs that are no abstract, and "
-        "files that yield none, carry a `reject_reason` instead of being dropped."
+        "files that yield none (or cannot be read, or are no file), carry a `reject_reason` instead of being "
+        "dropped. Incremental: every file is hashed, only contents not in the parse cache are parsed "
+        "(`full_refresh` parses all); `raw.seed_files` lists what this run saw and did."
     ),
 )
-def source_records(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+def source_records(context: AssetExecutionContext, config: IngestConfig, warehouse: WarehouseResource) -> MaterializeResult:
     seeds_dir = warehouse.paths.seeds_dir
     if not seeds_dir.is_dir():
         raise Failure(f"seeds folder {seeds_dir} does not exist (set PAPERHOUSE_SEEDS_DIR or the warehouse resource)")
-    records = read_records(seeds_dir)
     with warehouse.build_connection() as con:
-        write_table(con, "source_records", records)
+        intake = parse_cache.ingest(con, seeds_dir, context.run.run_id, config.full_refresh)
+    records, folder, forgotten = intake.records, intake.folder, intake.forgotten
+
     rejected = records.filter(pl.col("reject_reason").is_not_null())
     by_reason = (
         rejected.group_by(reason=pl.col("reject_reason").str.replace(r":.*", ""))
         .len("records")
-        .sort("records", descending=True)
+        .sort(["records", "reason"], descending=[True, False])
     )
-    context.log.info(f"read {records['source_file'].n_unique()} files from {seeds_dir}")
+    unread = folder.files.filter(pl.col("status") == "unread")
+    paragraphs = records.filter(pl.col("record_no").is_not_null()).height
+    context.log.info(
+        f"{folder.files.height} files in {seeds_dir}: {folder.count('parsed')} parsed, {folder.count('reused')} unchanged"
+        f" (parse cache), {unread.height} unread; {paragraphs} paragraphs, {rejected.height} rejected records"
+    )
+    for name, reason in unread.select("source_file", "reason").iter_rows():
+        context.log.warning(f"not read: {name!r}: {reason}")
     return MaterializeResult(
         metadata=frame_metadata(
             records.select("source_file", "record_no", "venue", "year", "encoding", "reject_reason", "text"),
             seeds_dir=str(seeds_dir),
-            files_read=records["source_file"].n_unique(),
+            files_read=folder.files.height,
+            files_parsed=folder.count("parsed"),
+            files_reused=folder.count("reused"),
+            files_unread=unread.height,
+            contents_forgotten=forgotten,
+            full_refresh=config.full_refresh,
+            paragraphs_read=paragraphs,
             records_accepted=records.height - rejected.height,
             records_rejected=rejected.height,
             rejected_by_reason=counts_table(by_reason),
+            unread_files=counts_table(unread.select("source_file", "reason")),
         )
     )
+

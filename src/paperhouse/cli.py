@@ -9,15 +9,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import duckdb
 
+from paperhouse import locking
 from paperhouse.settings import BUNDLED_SEEDS, DBT_PROJECT_DIR, WORKSPACE_FILE, resolve_paths, venv_executable
-from paperhouse.warehouse import connect
+from paperhouse.warehouse import connect_reader
 
 SUMMARY_SQL = """
     select
@@ -27,6 +30,23 @@ SUMMARY_SQL = """
         (select count(*) from marts.terms) as terms,
         (select count(*) from marts.topics) as topics
 """
+# How the run read the folder, and that every paragraph read landed somewhere.
+INTAKE_SQL = """
+    select
+        (select count(*) from raw.seed_files) as files,
+        (select count(*) from raw.seed_files where status = 'parsed') as parsed,
+        (select count(*) from raw.seed_files where status = 'reused') as unchanged,
+        (select count(*) from raw.seed_files where status = 'unread') as unread,
+        (select count(*) from raw.source_records where record_no is not null) as paragraphs,
+        (select count(*) from marts.paper_sources) as accepted,
+        (select count(*) from marts.rejected_records where record_no is not null) as rejected
+"""
+REASONS_SQL = """
+    select regexp_replace(reason, ':.*', '') as reason, count(*) as n
+    from marts.rejected_records group by 1 order by 2 desc, 1
+"""
+# `paperhouse run` exits with this when another run holds the warehouse (EX_TEMPFAIL: try again later).
+EXIT_BUSY = 75
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -38,19 +58,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     paths = resolve_paths(args.seeds, args.warehouse)
     if not paths.seeds_dir.is_dir():
         return _fail(f"seeds folder {paths.seeds_dir} does not exist")
-    from orchestration.runner import run_all
+    # Refuse a second run at once, before the seconds it takes to load Dagster.
+    try:
+        lease = locking.acquire(paths.run_lock, timeout=0)
+    except locking.RunLockBusy as busy:
+        return _fail(str(busy), EXIT_BUSY)
+    try:
+        from orchestration.runner import run_all
 
-    started = time.perf_counter()
-    outcome = run_all(paths, log_level=args.log_level)
-    elapsed = time.perf_counter() - started
+        started = time.perf_counter()
+        outcome = run_all(paths, log_level=args.log_level, full_refresh=args.full_refresh)
+        elapsed = time.perf_counter() - started
+    finally:
+        locking.release(lease)
     if not outcome.success:
         return _fail(f"run {outcome.run_id} failed, warehouse not published: {outcome.reason}")
-    with connect(paths.warehouse, read_only=True) as con:
-        cursor = con.execute(SUMMARY_SQL)
-        summary = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
+    with connect_reader(paths.warehouse) as con:
+        summary = _one_row(con, SUMMARY_SQL)
+        intake = _one_row(con, INTAKE_SQL)
+        reasons = con.execute(REASONS_SQL).fetchall()
     print(f"paperhouse run {outcome.run_id[:8]} finished in {elapsed:.1f} s")
+    refresh = ", full refresh" if args.full_refresh else ""
+    print(f"  {'files':<18} {intake['files']} ({intake['parsed']} parsed, {intake['unchanged']} unchanged,"
+          f" {intake['unread']} unread{refresh})")
+    print(f"  {'paragraphs read':<18} {intake['paragraphs']} (= {intake['accepted']} accepted"
+          f" + {intake['rejected']} rejected)")
     for name, value in summary.items():
         print(f"  {name.replace('_', ' '):<18} {value}")
+    if reasons:
+        print(f"  {'rejected because':<18} " + ", ".join(f"{reason} {n}" for reason, n in reasons))
     print(f"  {'checks passed':<18} {outcome.checks_passed}")
     print(f"  {'checks failed':<18} {len(outcome.checks_failed)}")
     for warning in outcome.checks_warned:
@@ -58,6 +94,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"  {'warehouse':<18} {paths.warehouse}")
     print(f"  {'dbt log':<18} {outcome.log_file}")
     return 0
+
+
+def _one_row(con: duckdb.DuckDBPyConnection, sql: str) -> dict:
+    cursor = con.execute(sql)
+    return dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -70,7 +111,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
 def cmd_query(args: argparse.Namespace) -> int:
     paths = resolve_paths(warehouse=args.warehouse)
     try:
-        with connect(paths.warehouse, read_only=True) as con:
+        with connect_reader(paths.warehouse) as con:
             cursor = con.execute(args.sql)
             if cursor.description is None:
                 return 0
@@ -109,7 +150,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     paths = resolve_paths(warehouse=args.warehouse)
     try:
-        with connect(paths.warehouse, read_only=True) as con:
+        with connect_reader(paths.warehouse) as con:
             results = validate_warehouse(con)
     except FileNotFoundError as error:
         return _fail(str(error))
@@ -126,18 +167,25 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    """The dbt docs site of the warehouse as one static HTML file, generated offline."""
+    """The dbt docs site of the warehouse as one static HTML file, generated offline.
+
+    dbt reads a private copy of the published warehouse: never the build database, which a run
+    may be writing (DuckDB allows one writer, so docs would block the run or be blocked by it).
+    """
     paths = resolve_paths(warehouse=args.warehouse)
-    if not paths.build_database.exists():
-        return _fail(f"no build database at {paths.build_database}: run `paperhouse run` first")
-    database = json.dumps({"database_path": str(paths.build_database)})
+    if not paths.warehouse.exists():
+        return _fail(f"no warehouse at {paths.warehouse}: run `paperhouse run` first")
     target = paths.build_dir / "docs"
-    # The build database, not the published one: generating the catalog never touches what readers use.
-    code = subprocess.call(
-        [venv_executable("dbt"), "docs", "generate", "--static", "--quiet", "--profiles-dir", str(DBT_PROJECT_DIR),
-         "--target-path", str(target), "--vars", database],
-        cwd=DBT_PROJECT_DIR,
-    )
+    with tempfile.TemporaryDirectory(prefix="paperhouse-docs-") as scratch:
+        # Same file name: DuckDB names the database after it, and dbt's catalog refers to that name.
+        copy = Path(scratch) / paths.warehouse.name
+        shutil.copyfile(paths.warehouse, copy)
+        database = json.dumps({"database_path": str(copy)})
+        code = subprocess.call(
+            [venv_executable("dbt"), "docs", "generate", "--static", "--quiet", "--profiles-dir", str(DBT_PROJECT_DIR),
+             "--target-path", str(target), "--vars", database],
+            cwd=DBT_PROJECT_DIR,
+        )
     if code:
         return _fail("dbt docs generate failed", code)
     print(f"dbt docs: {target / 'static_index.html'}")
@@ -186,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--warehouse", help="warehouse file (default: $PAPERHOUSE_WAREHOUSE or data/paperhouse.duckdb)")
     run.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
                      help="Dagster's console log level (default: warning)")
+    run.add_argument("--full-refresh", action="store_true",
+                     help="ignore the parse cache and parse every file again (paper ids are kept)")
     run.set_defaults(handler=cmd_run)
 
     ui = commands.add_parser("ui", help="start the Dagster UI")

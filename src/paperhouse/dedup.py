@@ -64,6 +64,7 @@ ASSIGNMENT_SCHEMA = {
     "length_ratio": pl.Float64,
     "canonical_source_file": pl.String,
     "canonical_record_no": pl.Int32,
+    "text_hash": pl.String,  # SHA-256 of the normalised word sequence: the key of exact duplicates
 }
 
 
@@ -87,8 +88,13 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def text_hash(normalized_words: str) -> str:
+    return hashlib.sha256(normalized_words.encode()).hexdigest()
+
+
 def paper_id_for(normalized_words: str) -> str:
-    return "p_" + hashlib.sha256(normalized_words.encode()).hexdigest()[:16]
+    """The id a new paper is minted with (``paperhouse.registry`` keeps it from then on)."""
+    return "p_" + text_hash(normalized_words)[:16]
 
 
 def shingle_table(word_lists: pl.Series, shingle_size: int) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -279,7 +285,12 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         .agg(pl.col("word_list").first())
         .sort("exact_key")
         .with_row_index("doc")
-        .with_columns(n_words=pl.col("word_list").list.len())
+        .with_columns(
+            n_words=pl.col("word_list").list.len(),
+            text_hash=pl.col("exact_key").map_batches(
+                lambda keys: pl.Series([text_hash(k) for k in keys.to_list()], dtype=pl.String), return_dtype=pl.String
+            ),
+        )
     )
     records = records.drop("word_list")
     word_sets, shingles = shingle_table(texts["word_list"], params.shingle_size)
@@ -299,12 +310,11 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         texts.sort(["component", "n_words", "exact_key"], descending=[False, True, False])
         .group_by("component", maintain_order=True)
         .first()
-        .select("component", canonical_doc="doc", canonical_key="exact_key")
+        .select("component", canonical_doc="doc", canonical_hash="text_hash")
     )
+    # The same as paper_id_for(canonical text), without hashing it again.
     texts = texts.join(canonical_text, on="component").with_columns(
-        paper_id=pl.col("canonical_key").map_batches(
-            lambda keys: pl.Series([paper_id_for(k) for k in keys.to_list()], dtype=pl.String), return_dtype=pl.String
-        )
+        paper_id=pl.lit("p_") + pl.col("canonical_hash").str.slice(0, 16)
     )
 
     # Evidence of every text against its paper's canonical text.

@@ -1,9 +1,15 @@
 """Decode abstract-list files whose encoding nobody wrote down.
 
 Order of evidence: a byte-order mark; UTF-16 without a mark (NUL bytes on one side of
-each code unit); strict UTF-8; GB18030 when its multi-byte characters look like real
-Chinese text; Windows-1252 as the last single-byte guess. Anything else is rejected with
-a reason a person understands, never guessed into mojibake.
+each code unit); strict UTF-8; UTF-8 with a few damaged bytes (many valid multi-byte
+characters, few invalid sequences: the damage becomes U+FFFD and only the paragraphs that
+hold it are rejected); GB18030 when its multi-byte characters look like real Chinese text;
+Windows-1252 as the last single-byte guess. Anything else is rejected with a reason a person
+understands, never guessed into mojibake.
+
+A few stray control characters (NUL included) do not make a text file binary: they are kept,
+and the paragraphs that hold them are rejected downstream (``paperhouse.ingest``), so one bad
+byte never costs the rest of the file.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ _BOMS = (
 # Control characters that never appear in prose; tab, newlines and form feed are fine.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _MAX_CONTROL_SHARE = 0.001
+_VALID_PER_INVALID = 4
 
 
 class UndecodableFile(ValueError):
@@ -39,21 +46,42 @@ def decode(data: bytes) -> DecodedText:
         raise UndecodableFile("empty file")
     for bom, encoding in _BOMS:
         if data.startswith(bom):
+            if encoding == "utf-8-sig" and not _decodes(data, encoding):
+                damaged = _damaged_utf8(data[len(bom):])
+                if damaged is not None:
+                    return _checked(damaged, encoding)
             return _checked(_strict(data, encoding, "the byte-order mark says"), encoding)
     if b"\x00" in data:
         encoding = _utf16_without_bom(data)
-        if encoding is None:
+        if encoding is not None:
+            return _checked(_strict(data, encoding, "the NUL-byte pattern says"), encoding)
+        if data.count(0) > _MAX_CONTROL_SHARE * len(data):
             raise UndecodableFile("binary file: contains NUL bytes and is not UTF-16 text")
-        return _checked(_strict(data, encoding, "the NUL-byte pattern says"), encoding)
     for encoding in ("utf-8", "gb18030", "cp1252"):
         try:
             text = data.decode(encoding)
         except UnicodeDecodeError:
+            if encoding == "utf-8" and (damaged := _damaged_utf8(data)) is not None:
+                return _checked(damaged, encoding)
             continue
         if encoding == "gb18030" and not (_looks_chinese(data) or not _decodes(data, "cp1252")):
             continue
         return _checked(text, encoding)
     raise UndecodableFile("cannot be decoded as UTF-8, UTF-16, GB18030 or Windows-1252")
+
+
+def _damaged_utf8(data: bytes) -> str | None:
+    """UTF-8 text with a few invalid bytes, each replaced by U+FFFD; None when it is not that.
+
+    Windows-1252 and GB18030 text hardly ever holds a valid UTF-8 multi-byte sequence, while
+    real UTF-8 text with a damaged byte holds many: ask for four valid ones per invalid one.
+    """
+    text = data.decode("utf-8", errors="replace")
+    invalid = text.count("\ufffd") - data.count("\ufffd".encode())
+    valid_multibyte = len(text) - len(text.encode("ascii", errors="ignore")) - text.count("\ufffd")
+    if invalid > 0 and valid_multibyte >= _VALID_PER_INVALID * invalid:
+        return text
+    return None
 
 
 def _strict(data: bytes, encoding: str, evidence: str) -> str:
@@ -66,7 +94,7 @@ def _strict(data: bytes, encoding: str, evidence: str) -> str:
 def _checked(text: str, encoding: str) -> DecodedText:
     text = text.removeprefix("\ufeff")
     controls = len(_CONTROL.findall(text))
-    if "\x00" in text or controls > _MAX_CONTROL_SHARE * len(text):
+    if controls > _MAX_CONTROL_SHARE * len(text):
         raise UndecodableFile(f"binary file: {controls} control characters in {len(text)} decoded as {encoding}")
     if not text.strip():
         raise UndecodableFile("empty file (whitespace only)")

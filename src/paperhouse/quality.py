@@ -22,16 +22,17 @@ import polars as pl
 import yaml
 
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
-from paperhouse.ingest import RECORD_SCHEMA
-from paperhouse.settings import DBT_PROJECT_DIR
+from paperhouse.ingest import SOURCE_RECORD_SCHEMA
 from paperhouse.names import NAME_SCHEMA
+from paperhouse.registry import REGISTRY_SCHEMA
+from paperhouse.settings import DBT_PROJECT_DIR
 from paperhouse.similar import SIMILAR_SCHEMA
 from paperhouse.terms import ALIAS_KINDS, ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_KINDS, TERM_SCHEMA
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
 
 MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
 _POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
-                     pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER"}
+                     pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER", pl.Datetime("us"): "TIMESTAMP"}
 
 # Facts: counts the expectations compare against, computed from the warehouse at check time.
 Facts = dict[str, int]
@@ -116,10 +117,9 @@ def _duckdb_types(schema: dict) -> dict[str, str]:
 
 
 RAW_SCHEMAS: dict[str, dict[str, str]] = {
-    "raw.source_records": _duckdb_types(
-        {**RECORD_SCHEMA, "text": pl.String, "excerpt": pl.String, "normalized_text": pl.String}
-    ),
+    "raw.source_records": _duckdb_types(SOURCE_RECORD_SCHEMA),
     "raw.paper_assignments": _duckdb_types(ASSIGNMENT_SCHEMA),
+    "raw.paper_id_registry": _duckdb_types(REGISTRY_SCHEMA),
     "raw.terms": _duckdb_types(TERM_SCHEMA),
     "raw.paper_terms": _duckdb_types(PAPER_TERM_SCHEMA),
     "raw.term_aliases": _duckdb_types(ALIAS_SCHEMA),
@@ -184,7 +184,7 @@ SUITES: tuple[Suite, ...] = (
         "raw.paper_assignments",
         **_ASSIGNMENT_CHECKS,
         in_set={"match_kind": _MATCH_KINDS},
-        regex={"paper_id": r"^p_[0-9a-f]{16}$"},
+        regex={"paper_id": r"^p_[0-9a-f]{16}$", "text_hash": r"^[0-9a-f]{64}$"},
         # Dedup loses no record: one assignment per accepted record.
         facts_sql=_COUNTS_OF_RECORDS,
         row_count=lambda facts: (facts["accepted_records"], facts["accepted_records"]),
@@ -229,6 +229,16 @@ SUITES: tuple[Suite, ...] = (
         between={"rank": (1, 5), "score": (-1.0001, 1.0001)},
         in_set={"is_self": (False,)},
         computed={"is_self": "paper_id = similar_paper_id"},
+    ),
+    Suite(
+        "raw.paper_id_registry",
+        not_null=("text_hash", "paper_id", "generation", "first_seen_at"),
+        unique=(("text_hash",),),
+        between={"generation": (1, None)},
+        regex={"paper_id": r"^p_[0-9a-f]{16}$", "text_hash": r"^[0-9a-f]{64}$"},
+        # Every text of this run's papers is registered (the registry only grows).
+        facts_sql="select count(distinct text_hash) as current_texts from raw.paper_assignments",
+        row_count=lambda facts: (facts["current_texts"], None),
     ),
     Suite(
         "raw.topic_paper_weights",
@@ -307,6 +317,12 @@ SUITES: tuple[Suite, ...] = (
         between={"weight": (0, 1), "primary_topics_of_paper": (1, 1)},
         computed={"primary_topics_of_paper": "count(*) filter (where is_primary) over (partition by paper_id)"},
         extra_rows_sql="select paper_id, null, null, 0 from marts.papers anti join marts.paper_topics using (paper_id)",
+    ),
+    Suite(
+        "marts.paper_id_aliases",
+        not_null=("alias_id", "paper_id"),
+        unique=(("alias_id", "paper_id"),),
+        regex={"alias_id": r"^p_[0-9a-f]{16}$"},
     ),
     Suite(
         "marts.topic_terms",

@@ -24,7 +24,8 @@ class Paths:
     """The seeds folder and the warehouse files derived from the published warehouse path.
 
     A run builds into ``build_database`` and publishes by swapping a copy of it onto
-    ``warehouse``, so readers of the published file never see a half-built table. The
+    ``warehouse``, so readers of the published file never see a half-built table (and never
+    hold a lock the run needs: nothing ever opens the published file for writing). The
     build file keeps the warehouse's file name (in a hidden sibling folder) because DuckDB
     names a database after its file stem and dbt's views refer to it by that name.
     """
@@ -39,6 +40,11 @@ class Paths:
     @property
     def build_database(self) -> Path:
         return self.build_dir / self.warehouse.name
+
+    @property
+    def run_lock(self) -> Path:
+        """Held by the one run that may write the build database and publish (``paperhouse.locking``)."""
+        return self.build_dir / "run.lock"
 
 
 def venv_executable(name: str) -> str:

@@ -1,9 +1,18 @@
-"""The DuckDB side: writing frames through Arrow, reading safely, publishing atomically."""
+"""The DuckDB side: writing frames through Arrow, reading safely, recovering and publishing atomically.
+
+Two files per warehouse. The *build* database (``Paths.build_database``) is written by the one
+run that holds the run lock (``paperhouse.locking``). The *published* warehouse
+(``Paths.warehouse``) is what readers open; nothing ever opens it for writing. Publishing
+checkpoints the build database, copies it beside the warehouse, syncs it to disk and renames
+it over the warehouse in one step, so a reader sees the old version whole or the new one
+whole, and a reader that keeps the old file open keeps reading the old version.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
-import shutil
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -11,35 +20,161 @@ from typing import Iterator
 import duckdb
 import polars as pl
 
+from paperhouse.faults import failpoint
+
 RAW_SCHEMA = "raw"
+# What `paperhouse query` and `paperhouse check` open: read-only, no files outside the warehouse
+# (no COPY TO, ATTACH, read_csv or extension installs), and settings the SQL cannot change back.
+READER_CONFIG = {"enable_external_access": False, "lock_configuration": True}
+_COPY_CHUNK = 1 << 20
+
+log = logging.getLogger(__name__)
 
 
 @contextmanager
-def connect(database: Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+def connect(database: Path, read_only: bool = False, config: dict | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection that is always closed, so no lock outlives the block that needed it."""
     if not read_only:
         database.parent.mkdir(parents=True, exist_ok=True)
     elif not database.exists():
         raise FileNotFoundError(f"no warehouse at {database}: run `paperhouse run` first")
-    con = duckdb.connect(str(database), read_only=read_only)
+    con = duckdb.connect(str(database), read_only=read_only, config=config or {})
     try:
         yield con
     finally:
         con.close()
 
 
+@contextmanager
+def connect_reader(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The published warehouse, read-only and sandboxed: what `paperhouse query` hands to user SQL."""
+    with connect(warehouse, read_only=True, config=READER_CONFIG) as con:
+        yield con
+
+
+@contextmanager
+def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Iterator[None]:
+    """A frame visible to SQL as ``name`` (handed over as Arrow) for the duration of the block.
+    Data reaches SQL this way or as parameters, never by string formatting."""
+    con.register(name, frame.to_arrow())
+    try:
+        yield
+    finally:
+        con.unregister(name)
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from duckdb_tables() where database_name = current_database()"
+            " and schema_name = ? and table_name = ?",
+            [schema, table],
+        ).fetchone()[0]
+    )
+
+
 def write_table(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     """Replace ``raw.<table>`` with the frame, handed over as Arrow (no copy through Python)."""
-    con.register("incoming_frame", frame.to_arrow())
-    try:
+    with registered(con, "incoming_frame", frame):
         con.execute(f'create schema if not exists "{RAW_SCHEMA}"')
         con.execute(f'create or replace table "{RAW_SCHEMA}"."{table}" as select * from incoming_frame')
-    finally:
-        con.unregister("incoming_frame")
 
 
 def read_frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None) -> pl.DataFrame:
     return con.execute(sql, parameters or []).pl()
+
+
+class BuildDatabaseLocked(RuntimeError):
+    """Another process keeps the build database open (a leftover of a killed run, or a tool
+    someone pointed at the build file instead of the published warehouse)."""
+
+
+def _is_lock_conflict(error: duckdb.Error) -> bool:
+    return "could not set lock" in str(error).lower()
+
+
+def _check_build_database(database: Path) -> None:
+    """Open the build database for writing (replaying its write-ahead log, if a run died) and
+    read every table in full (checksums are verified block by block as they are read), so that
+    damage shows now, not half-way through the run. It costs about what publishing's copy does."""
+    with connect(database) as con:
+        tables = con.execute(
+            "select schema_name, table_name from duckdb_tables() where database_name = current_database()"
+            " order by all"
+        ).fetchall()
+        for schema, table in tables:
+            con.execute(f'select count(*), bit_xor(hash(t)) from "{schema}"."{table}" as t').fetchall()
+
+
+def prepare_build_database(build_database: Path, warehouse: Path, lock_wait: float = 120.0) -> str:
+    """Make sure the run can write the build database; says what it did.
+
+    - It opens and its carried-over tables read whole: used as it is.
+    - Another process holds it open: wait up to ``lock_wait`` seconds (a dbt process orphaned
+      by a killed run finishes or dies within moments), then fail with a clear message.
+    - Neither it nor the published warehouse exists: a first run, it starts empty ("new").
+    - It is missing, or cannot be opened or read (a torn file): it is moved aside to
+      ``*.damaged`` and rebuilt from a copy of the published warehouse, which holds the parse
+      cache and the paper-id registry as they were at the last publish, so paper ids survive.
+      Without a published warehouse, the run starts from an empty database.
+    """
+    started = time.monotonic()
+    deadline = started + lock_wait
+    problem = "missing"
+    while build_database.exists():
+        try:
+            _check_build_database(build_database)
+            waited = time.monotonic() - started
+            return "ok" + (f" (waited {waited:.1f} s for another process to close it)" if waited >= 0.5 else "")
+        except duckdb.Error as error:
+            if _is_lock_conflict(error):
+                if time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    continue
+                raise BuildDatabaseLocked(
+                    f"the build database {build_database} is held open by another process: "
+                    + str(error).splitlines()[0]
+                ) from error
+            problem = f"damaged ({str(error).splitlines()[0][:200]})"
+            _move_aside(build_database)
+    build_database.parent.mkdir(parents=True, exist_ok=True)
+    if problem == "missing" and not warehouse.exists():
+        return "new"  # the first run for this warehouse
+    if warehouse.exists():
+        try:
+            with connect(warehouse, read_only=True) as con:
+                con.execute("select count(*) from duckdb_tables()").fetchall()
+            _copy_synced(warehouse, build_database)
+            _check_build_database(build_database)
+            return f"build database {problem}: restored from the published warehouse"
+        except (duckdb.Error, OSError) as error:
+            log.warning("the published warehouse cannot seed the build database: %s", error)
+            _move_aside(build_database)
+    return f"build database {problem}: starting from an empty one"
+
+
+def _move_aside(database: Path) -> None:
+    for path in (database, database.with_name(database.name + ".wal")):
+        if path.exists():
+            os.replace(path, path.with_name(path.name + ".damaged"))
+
+
+def _copy_synced(source: Path, target: Path) -> None:
+    """Copy in chunks and sync the copy to disk (``publish.copy_chunk`` fails mid-copy)."""
+    with open(source, "rb") as reader, open(target, "wb") as writer:
+        while chunk := reader.read(_COPY_CHUNK):
+            writer.write(chunk)
+            failpoint("publish.copy_chunk")
+        writer.flush()
+        os.fsync(writer.fileno())
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def publish(build_database: Path, warehouse: Path) -> Path:
@@ -47,19 +182,23 @@ def publish(build_database: Path, warehouse: Path) -> Path:
 
     Readers holding the old file keep reading the old version (the rename does not touch
     their open inode); new readers get the new version whole. A crash before the rename
-    leaves the previous warehouse as it was.
+    leaves the previous warehouse as it was, and at worst a staging file the next publish
+    overwrites.
     """
     with connect(build_database) as con:
         con.execute("checkpoint")
     warehouse.parent.mkdir(parents=True, exist_ok=True)
     staging = warehouse.with_name(f".{warehouse.name}.publishing")
-    shutil.copyfile(build_database, staging)
-    with open(staging, "rb") as handle:
-        os.fsync(handle.fileno())
+    _copy_synced(build_database, staging)
+    failpoint("publish.before_replace")
     os.replace(staging, warehouse)
-    directory = os.open(warehouse.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    _fsync_directory(warehouse.parent)
     return warehouse
+
+
+def remove_stale_files(warehouse: Path) -> None:
+    """A staging file a killed publish left behind is never read; it only takes disk space."""
+    staging = warehouse.with_name(f".{warehouse.name}.publishing")
+    if staging.exists():
+        staging.unlink()
+

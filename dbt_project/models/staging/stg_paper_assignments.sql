@@ -9,5 +9,6 @@ select
     word_jaccard,
     length_ratio,
     canonical_source_file,
-    canonical_record_no
+    canonical_record_no,
+    text_hash
 from {{ source('raw', 'paper_assignments') }}

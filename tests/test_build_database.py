@@ -1,0 +1,112 @@
+"""Before a run writes, the build database is checked, and recovered from the published warehouse
+when a killed run (or a torn disk write) left it unusable: the registry and cache survive."""
+
+import subprocess
+import sys
+import threading
+
+import duckdb
+import pytest
+
+from paperhouse.warehouse import BuildDatabaseLocked, prepare_build_database
+
+
+@pytest.fixture
+def files(tmp_path):
+    build = tmp_path / ".paperhouse.duckdb.build" / "paperhouse.duckdb"
+    warehouse = tmp_path / "paperhouse.duckdb"
+    return build, warehouse
+
+
+def publish_a_warehouse(warehouse, registry_rows: int = 5000) -> None:
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("create schema raw; create schema marts")
+        con.execute(f"create table raw.paper_id_registry as select md5(range::varchar) as text_hash,"
+                    f" 'p_' || left(md5(range::varchar), 16) as paper_id from range({registry_rows})")
+        con.execute("create table marts.papers as select paper_id from raw.paper_id_registry")
+
+
+def registry_rows(database) -> int:
+    with duckdb.connect(str(database), read_only=True) as con:
+        return con.execute("select count(*) from raw.paper_id_registry").fetchone()[0]
+
+
+def test_first_run_starts_empty(files):
+    build, warehouse = files
+    assert prepare_build_database(build, warehouse) == "new"
+
+
+def test_a_healthy_build_database_is_used_as_it_is(files):
+    build, warehouse = files
+    build.parent.mkdir()
+    publish_a_warehouse(build)
+    assert prepare_build_database(build, warehouse) == "ok"
+
+
+def test_a_lost_build_database_comes_back_from_the_published_warehouse(files):
+    build, warehouse = files
+    publish_a_warehouse(warehouse)
+    assert prepare_build_database(build, warehouse) == "build database missing: restored from the published warehouse"
+    assert registry_rows(build) == 5000  # paper ids survive
+
+
+@pytest.mark.parametrize("damage", ["truncated", "overwritten header", "garbage"])
+def test_a_damaged_build_database_is_moved_aside_and_restored(files, damage):
+    build, warehouse = files
+    publish_a_warehouse(warehouse)
+    build.parent.mkdir()
+    publish_a_warehouse(build, registry_rows=200_000)
+    size = build.stat().st_size
+    with open(build, "r+b") as handle:
+        if damage == "truncated":
+            handle.truncate(size // 2)
+        elif damage == "overwritten header":
+            handle.seek(100)
+            handle.write(b"\xff" * 20_000)
+        else:
+            handle.truncate(0)
+            handle.write(b"not a database at all\n" * 1000)
+    status = prepare_build_database(build, warehouse)
+    assert status.startswith("build database damaged") and status.endswith("restored from the published warehouse")
+    assert registry_rows(build) == 5000
+    assert build.with_name(build.name + ".damaged").exists()  # kept for a post-mortem
+
+
+def test_a_damaged_build_database_without_a_published_warehouse_starts_empty(files):
+    build, warehouse = files
+    build.parent.mkdir()
+    build.write_bytes(b"torn" * 4096)
+    status = prepare_build_database(build, warehouse)
+    assert status.startswith("build database damaged") and status.endswith("starting from an empty one")
+    assert not build.exists() and build.with_name(build.name + ".damaged").exists()
+
+
+HOLD_OPEN = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+print("open", flush=True)
+sys.stdin.readline()
+con.close()
+"""
+
+
+def test_a_process_left_holding_the_build_database_is_waited_for(files):
+    """A dbt orphaned by a killed run keeps the file open for a moment: wait, do not fail, do not
+    treat it as damage."""
+    build, warehouse = files
+    build.parent.mkdir()
+    publish_a_warehouse(build)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_OPEN, str(build)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(BuildDatabaseLocked, match="held open by another process"):
+            prepare_build_database(build, warehouse, lock_wait=1)
+        release = threading.Timer(1.5, lambda: (holder.stdin.write("\n"), holder.stdin.flush()))
+        release.start()
+        status = prepare_build_database(build, warehouse, lock_wait=60)
+        assert status.startswith("ok (waited")
+        assert not build.with_name(build.name + ".damaged").exists()
+    finally:
+        holder.kill()
+        holder.wait()

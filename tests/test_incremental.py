@@ -1,0 +1,151 @@
+"""Incremental ingest: every file is hashed, only new contents are parsed, and the records are the
+same as a full parse would give."""
+
+import shutil
+
+import polars as pl
+import pytest
+
+from corpus import SEEDS, seed_abstracts
+from paperhouse import parse_cache
+from paperhouse.ingest import AcceptanceRules, read_records
+from paperhouse.warehouse import connect
+
+ABSTRACTS = seed_abstracts()
+
+
+@pytest.fixture
+def folder(tmp_path):
+    target = tmp_path / "seeds"
+    shutil.copytree(SEEDS, target)
+    return target
+
+
+def ingest(folder, database, **options) -> parse_cache.Intake:
+    with connect(database) as con:
+        return parse_cache.ingest(con, folder, run_id="test", **options)
+
+
+def statuses(intake) -> dict[str, str]:
+    return dict(intake.folder.files.select("source_file", "status").iter_rows())
+
+
+def cache_contents(database) -> set[str]:
+    with connect(database, read_only=True) as con:
+        files = {sha for (sha,) in con.execute("select file_sha256 from raw.parsed_files").fetchall()}
+        records = {sha for (sha,) in con.execute("select distinct file_sha256 from raw.parsed_records").fetchall()}
+    assert files == records
+    return files
+
+
+def test_unchanged_files_are_hashed_not_parsed_and_give_the_same_records(folder, tmp_path, monkeypatch):
+    database = tmp_path / "build.duckdb"
+    first = ingest(database=database, folder=folder)
+    assert set(statuses(first).values()) == {"parsed"}
+
+    import paperhouse.ingest as ingest_module
+
+    parsed = []
+    real_parse = ingest_module.parse_file
+    monkeypatch.setattr(ingest_module, "parse_file", lambda data, digest: parsed.append(digest) or real_parse(data, digest))
+    second = ingest(database=database, folder=folder)
+    assert parsed == []  # nothing parsed again
+    assert set(statuses(second).values()) == {"reused"}
+    assert second.records.equals(first.records)
+    assert second.records.equals(read_records(folder))  # the same as a parse from scratch
+
+
+def test_only_the_changed_file_is_parsed_and_removed_files_drop_out(folder, tmp_path):
+    database = tmp_path / "build.duckdb"
+    ingest(database=database, folder=folder)
+    files = sorted(folder.glob("*.txt"))
+    files[0].write_text(files[0].read_text() + f"\n\n{ABSTRACTS[0]} A sentence that makes it a new version.\n")
+    files[1].unlink()
+    (folder / "new.txt").write_text(f"NeurIPS 2025 Papers\n\n{ABSTRACTS[1]}\n")
+
+    intake = ingest(database=database, folder=folder)
+    status = statuses(intake)
+    assert status == {files[0].name: "parsed", files[2].name: "reused", files[3].name: "reused", "new.txt": "parsed"}
+    assert files[1].name not in set(intake.records["source_file"])
+    assert intake.forgotten == 2  # the removed file, and the old version of the changed one
+    assert cache_contents(database) == set(intake.folder.files["file_sha256"])
+    assert intake.records.equals(read_records(folder))
+
+
+def test_renamed_and_copied_files_cost_no_parse(folder, tmp_path):
+    database = tmp_path / "build.duckdb"
+    ingest(database=database, folder=folder)
+    some = sorted(folder.glob("*.txt"))[0]
+    shutil.copyfile(some, folder / "copy of the list.txt")
+    some.rename(folder / "renamed list.txt")
+    intake = ingest(database=database, folder=folder)
+    assert intake.folder.count("parsed") == 0
+    assert intake.records.equals(read_records(folder))
+
+
+def test_one_content_in_two_new_files_is_parsed_once(tmp_path, monkeypatch):
+    import paperhouse.ingest as ingest_module
+
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (folder / name).write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[0]}\n")
+    parsed = []
+    real_parse = ingest_module.parse_file
+    monkeypatch.setattr(ingest_module, "parse_file", lambda data, digest: parsed.append(digest) or real_parse(data, digest))
+    intake = ingest(database=tmp_path / "build.duckdb", folder=folder)
+    assert len(parsed) == 1 and intake.records.height == 2
+
+
+def test_full_refresh_parses_everything_and_gives_the_same_records(folder, tmp_path):
+    database = tmp_path / "build.duckdb"
+    first = ingest(database=database, folder=folder)
+    refreshed = ingest(database=database, folder=folder, full_refresh=True)
+    assert set(statuses(refreshed).values()) == {"parsed"}
+    assert refreshed.records.equals(first.records)
+    assert cache_contents(database) == set(first.folder.files["file_sha256"])
+
+
+def test_a_new_parser_version_parses_again(folder, tmp_path):
+    database = tmp_path / "build.duckdb"
+    ingest(database=database, folder=folder)
+    stricter = AcceptanceRules(min_chars=1500)
+    intake = ingest(database=database, folder=folder, rules=stricter)
+    assert set(statuses(intake).values()) == {"parsed"}
+    assert intake.records.equals(read_records(folder, stricter))
+    assert intake.records.filter(pl.col("reject_reason").is_null()).height < read_records(folder).height
+
+
+def test_a_failed_ingest_leaves_cache_and_records_as_they_were(folder, tmp_path, monkeypatch):
+    """The cache, raw.seed_files and raw.source_records are written in one transaction."""
+    database = tmp_path / "build.duckdb"
+    ingest(database=database, folder=folder)
+    with connect(database, read_only=True) as con:
+        before = {t: con.execute(f"select * from raw.{t} order by all").fetchall()
+                  for t in ("parsed_files", "parsed_records", "seed_files", "source_records")}
+    (folder / "new.txt").write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[2]} Revised.\n")
+    sorted(folder.glob("0*.txt"))[0].unlink()
+
+    def fail(con, table, frame):
+        if table == "source_records":
+            raise RuntimeError("disk full")
+        return real_write(con, table, frame)
+
+    real_write = parse_cache.write_table
+    monkeypatch.setattr(parse_cache, "write_table", fail)
+    with pytest.raises(RuntimeError, match="disk full"):
+        ingest(database=database, folder=folder)
+    with connect(database, read_only=True) as con:
+        after = {t: con.execute(f"select * from raw.{t} order by all").fetchall() for t in before}
+    assert after == before
+
+
+def test_a_cache_entry_whose_rows_do_not_add_up_is_parsed_again(folder, tmp_path):
+    database = tmp_path / "build.duckdb"
+    first = ingest(database=database, folder=folder)
+    damaged = first.folder.files["file_sha256"][0]
+    with connect(database) as con:  # rows lost behind the cache's back
+        con.execute("delete from raw.parsed_records where file_sha256 = ? and record_no = 3", [damaged])
+    intake = ingest(database=database, folder=folder)
+    assert intake.folder.files.filter(pl.col("status") == "parsed")["file_sha256"].to_list() == [damaged]
+    assert intake.records.equals(first.records)
