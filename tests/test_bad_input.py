@@ -166,7 +166,7 @@ def test_file_that_never_stops_changing_is_rejected_for_this_run(tmp_path, monke
 def test_reading_beside_a_real_concurrent_writer_never_crashes(tmp_path):
     """A thread rewrites a file as fast as it can while the folder is read over and over."""
     path = tmp_path / "rewritten.txt"
-    versions = [f"ICLR 2026 Papers\n\n" + "\n\n".join(ABSTRACTS[i : i + n]) + "\n" for i, n in ((0, 3), (10, 5), (20, 1))]
+    versions = ["ICLR 2026 Papers\n\n" + "\n\n".join(ABSTRACTS[i : i + n]) + "\n" for i, n in ((0, 3), (10, 5), (20, 1))]
     path.write_text(versions[0])
     stop = threading.Event()
 

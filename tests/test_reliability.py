@@ -391,7 +391,7 @@ def test_the_next_run_succeeds_and_reuses_what_the_killed_run_parsed(campaign):
 
 
 def test_the_warehouse_reflects_the_folder_as_it_is_now(campaign):
-    before, after = campaign.observed["v2"][2], campaign.observed["v3"][2]
+    before = campaign.observed["v2"][2]
     state = campaign.observed["v3"][1]
     papers_now, _, accepted, rejected, read = state[:5]
     assert accepted + rejected == read
