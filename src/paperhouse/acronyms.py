@@ -35,7 +35,8 @@ def find_definitions(text: str) -> list[Definition]:
         short_form = _PLURAL.sub("", match.group(1))
         if not _is_short_form(short_form):
             continue
-        preceding = _WORD.findall(text[: match.start()])
+        # The long form is at most 2 x 10 words before the parenthesis: look no further back.
+        preceding = _WORD.findall(text[max(0, match.start() - 300): match.start()])
         window = preceding[-min(len(short_form) + 5, 2 * len(short_form)):]
         long_form = _best_long_form(short_form, " ".join(window))
         if long_form:

@@ -134,13 +134,15 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4) -> TermIndex:
     tokens = _tokens(papers)
     expansions = _expansions(definitions, papers)
     tokens = _expand_acronyms(tokens, expansions)
-    grams = _ngrams(tokens, max_words)
-    grams, spellings = _merge_spellings(grams)
-    grams = _drop_stock(grams)
-    n_papers = papers["paper_id"].n_unique()
+    paper_ids = papers["paper_id"].unique().sort()
+    grams, vocabulary = _ngrams(tokens, paper_ids, max_words)
+    grams, spellings = _merge_spellings(grams, vocabulary)
+    grams = _drop_stock(grams, vocabulary)
+    n_papers = len(paper_ids)
     terms = (
-        grams.group_by("term")
+        grams.group_by("term_idx")
         .agg(doc_freq=pl.len().cast(pl.Int32), head_share=pl.col("heads").sum() / pl.col("count").sum())
+        .join(vocabulary, on="term_idx")
         .with_columns(
             n_words=pl.col("term").str.count_matches(" ").cast(pl.Int32) + 1,
             idf=((1 + n_papers) / (1 + pl.col("doc_freq"))).log() + 1,
@@ -154,7 +156,7 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4) -> TermIndex:
         .then(pl.lit("acronym"))
         .otherwise(pl.lit("word"))
     )
-    paper_terms = _weigh(grams, terms)
+    paper_terms = _weigh(grams, terms, vocabulary, paper_ids)
     aliases = pl.concat([_acronym_aliases(expansions, terms), spellings.join(terms.select("term"), on="term")])
     return TermIndex(
         terms=terms.select(list(TERM_SCHEMA)).sort("term").cast(TERM_SCHEMA),
@@ -280,39 +282,64 @@ def _expand_acronyms(tokens: pl.DataFrame, expansions: pl.DataFrame) -> pl.DataF
     )
 
 
-def _ngrams(tokens: pl.DataFrame, max_words: int) -> pl.DataFrame:
-    """``paper_id``, ``term``, ``count``, ``heads``: every run of 1..max_words words inside one chunk.
+def _ngrams(tokens: pl.DataFrame, paper_ids: pl.Series, max_words: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every run of 1..max_words words inside one chunk, counted per paper.
+
+    Returns ``grams`` (``paper_idx``, ``term_idx``, ``count``, ``heads``) and the ``vocabulary``
+    (``term_idx``, ``term``) they index, numbered in the terms' sort order so ties break
+    alphabetically on integers. Words are integer-coded while counting: strings are built once
+    per distinct n-gram, not once per occurrence.
 
     ``heads`` counts the occurrences that end their chunk. English noun phrases end in their
     head noun, so a candidate that rarely ends a chunk is a modifier ("erroneous") or a cut
     phrase ("rotor-invariant shift" of "rotor-invariant shift estimation").
     """
+    lemmas = tokens.select(pl.col("lemma").unique().sort()).with_row_index("code")
+    papers = pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx")
+    coded = (
+        tokens.join(lemmas, on="lemma", maintain_order="left")
+        .join(papers, on="paper_id", maintain_order="left")
+        .select("paper_idx", "code", "chunk")
+    )
+    word_columns = [f"w{i}" for i in range(max_words)]
     grams = []
     for n in range(1, max_words + 1):
         last = n - 1
 
         def same_run(offset: int) -> pl.Expr:
             return (pl.col("chunk").shift(-offset) == pl.col("chunk")) & (
-                pl.col("paper_id").shift(-offset) == pl.col("paper_id")
+                pl.col("paper_idx").shift(-offset) == pl.col("paper_idx")
             )
 
         grams.append(
-            tokens.lazy()
+            coded.lazy()
             .select(
-                "paper_id",
-                term=pl.concat_str([pl.col("lemma").shift(-i) for i in range(n)], separator=" "),
+                "paper_idx",
+                *(pl.col("code").shift(-i).alias(f"w{i}") if i < n else pl.lit(None, pl.UInt32).alias(f"w{i}")
+                  for i in range(max_words)),
                 keep=same_run(last),
                 head=~same_run(n).fill_null(False),
             )
             .filter(pl.col("keep"))
             .drop("keep")
         )
-    return (
+    counted = (
         pl.concat(grams)
-        .group_by("paper_id", "term")
+        .group_by("paper_idx", *word_columns)
         .agg(count=pl.len().cast(pl.Int32), heads=pl.col("head").sum().cast(pl.Int32))
         .collect()
     )
+    spelled = lemmas.select(code="code", lemma="lemma")
+    distinct = counted.select(word_columns).unique()
+    for column in word_columns:
+        distinct = distinct.join(spelled.rename({"code": column, "lemma": f"{column}_text"}), on=column, how="left")
+    distinct = distinct.with_columns(
+        term=pl.concat_str([f"{c}_text" for c in word_columns], separator=" ", ignore_nulls=True)
+    ).sort("term").with_row_index("term_idx")
+    grams = counted.join(distinct.select("term_idx", *word_columns), on=word_columns, nulls_equal=True).select(
+        "paper_idx", "term_idx", "count", "heads"
+    )
+    return grams, distinct.select("term_idx", "term")
 
 
 def variant_key(term: pl.Expr) -> pl.Expr:
@@ -325,37 +352,37 @@ def variant_key(term: pl.Expr) -> pl.Expr:
     )
 
 
-def _merge_spellings(grams: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _merge_spellings(grams: pl.DataFrame, vocabulary: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Spelling variants become one term: the variant written most often (then the first in order)."""
     spellings = (
-        grams.group_by("term")
+        grams.group_by("term_idx")
         .agg(uses=pl.col("count").sum(), papers=pl.len())
+        .join(vocabulary, on="term_idx")
         .with_columns(key=variant_key(pl.col("term")))
     )
     spellings = spellings.with_columns(
-        preferred=pl.col("term").sort_by(["uses", "term"], descending=[True, False]).first().over("key")
+        preferred=pl.col("term_idx").sort_by(["uses", "term_idx"], descending=[True, False]).first().over("key")
     )
-    variants = spellings.filter(pl.col("term") != pl.col("preferred"))
+    variants = spellings.filter(pl.col("term_idx") != pl.col("preferred"))
     merged = (
-        grams.join(variants.select("term", "preferred"), on="term", how="left")
-        .with_columns(term=pl.coalesce("preferred", "term"))
-        .group_by("paper_id", "term")
+        grams.join(variants.select("term_idx", "preferred"), on="term_idx", how="left")
+        .with_columns(term_idx=pl.coalesce("preferred", "term_idx"))
+        .group_by("paper_idx", "term_idx")
         .agg(pl.col("count", "heads").sum())
     ) if variants.height else grams
-    aliases = variants.select(
-        alias="term", term="preferred", alias_kind=pl.lit("spelling"), papers=pl.col("papers").cast(pl.Int32)
+    aliases = variants.join(vocabulary.rename({"term_idx": "preferred", "term": "preferred_term"}), on="preferred").select(
+        alias="term", term="preferred_term", alias_kind=pl.lit("spelling"), papers=pl.col("papers").cast(pl.Int32)
     )
     return merged, aliases
 
 
-def _drop_stock(grams: pl.DataFrame) -> pl.DataFrame:
+def _drop_stock(grams: pl.DataFrame, vocabulary: pl.DataFrame) -> pl.DataFrame:
     """Drop stock phrases and terms made only of generic words, deciding once per distinct term."""
-    distinct = grams.select(pl.col("term").unique())
     words = pl.col("term").str.split(" ")
-    stock = distinct.filter(
+    stock = vocabulary.filter(
         variant_key(pl.col("term")).is_in(STOCK_PHRASES) | words.list.eval(pl.element().is_in(GENERIC_WORDS)).list.all()
     )
-    return grams.join(stock, on="term", how="anti")
+    return grams.join(stock.select("term_idx"), on="term_idx", how="anti")
 
 
 def _capitalised_words(papers: pl.DataFrame) -> pl.Series:
@@ -365,35 +392,42 @@ def _capitalised_words(papers: pl.DataFrame) -> pl.Series:
     return capitalised["word"]
 
 
-def _weigh(grams: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:
+def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series) -> pl.DataFrame:
     """TF-IDF, scaled by how often the term ends a noun phrase, halved inside a longer phrase."""
     # A phrase's two sub-phrases one word shorter, for phrases that end noun phrases.
+    by_text = vocabulary.rename({"term": "inner", "term_idx": "inner_idx"})
     parts = terms.filter((pl.col("head_share") >= 0.5) & (pl.col("n_words") >= 2)).select(
-        "term", first=pl.col("term").str.replace(r" [^ ]+$", ""), rest=pl.col("term").str.replace(r"^[^ ]+ ", "")
+        "term_idx", first=pl.col("term").str.replace(r" [^ ]+$", ""), rest=pl.col("term").str.replace(r"^[^ ]+ ", "")
     )
-    longer = grams.join(parts, on="term")
+    parts = pl.concat([parts.select("term_idx", inner="first"), parts.select("term_idx", inner="rest")]).join(
+        by_text, on="inner"
+    )
     enclosing = (
-        pl.concat([longer.select("paper_id", "count", term="first"), longer.select("paper_id", "count", term="rest")])
-        .group_by("paper_id", "term")
+        grams.join(parts.select("term_idx", "inner_idx"), on="term_idx")
+        .group_by("paper_idx", term_idx="inner_idx")
         .agg(enclosing=pl.col("count").max())
     )
     scored = (
-        grams.join(terms.select("term", "idf", "head_share", "n_words"), on="term")
-        .join(enclosing, on=["paper_id", "term"], how="left")
+        grams.join(terms.select("term_idx", "idf", "head_share", "n_words"), on="term_idx")
+        .join(enclosing, on=["paper_idx", "term_idx"], how="left")
         .with_columns(
             tfidf=(1 + pl.col("count").log()) * pl.col("idf")
             * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * pl.col("head_share"))
             * pl.when(pl.col("n_words") > 1).then(_PHRASE_BONUS).otherwise(1.0)
             * pl.when(pl.col("enclosing") >= pl.col("count")).then(_SUBSUMED_DISCOUNT).otherwise(1.0)
         )
-        .with_columns(weight=(pl.col("tfidf") / pl.col("tfidf").pow(2).sum().over("paper_id").sqrt()).round(8))
+        .with_columns(weight=(pl.col("tfidf") / pl.col("tfidf").pow(2).sum().over("paper_idx").sqrt()).round(8))
+        .sort(["paper_idx", "weight", "term_idx"], descending=[False, True, False])
     )
-    return (
-        scored.sort(["paper_id", "weight", "term"], descending=[False, True, False])
-        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("paper_id"))
-        .select("paper_id", "term", occurrences="count", weight="weight", rank="rank")
-        .cast(PAPER_TERM_SCHEMA)
-    )
+    return pl.DataFrame(
+        {
+            "paper_id": paper_ids.gather(scored["paper_idx"]),
+            "term": vocabulary["term"].gather(scored["term_idx"]),
+            "occurrences": scored["count"],
+            "weight": scored["weight"],
+            "rank": scored.select(rank=pl.int_range(1, pl.len() + 1).over("paper_idx"))["rank"],
+        }
+    ).cast(PAPER_TERM_SCHEMA)
 
 
 def _acronym_aliases(expansions: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:
