@@ -178,11 +178,10 @@ def evaluate_topics(papers: pl.DataFrame) -> dict:
     counts = CountVectorizer(stop_words="english", min_df=2)
     matrix = counts.fit_transform(papers["text"].to_list())
     vocabulary = counts.get_feature_names_out()
-    baselines = {
-        "sklearn_nmf": NMF(n_components=k, init="nndsvd", max_iter=500, random_state=0).fit(
-            TfidfTransformer().fit_transform(matrix)
-        ),
-        "sklearn_lda": LatentDirichletAllocation(n_components=k, random_state=0).fit(matrix),
+    tfidf = TfidfTransformer().fit_transform(matrix)
+    baselines = {  # each with the matrix it models
+        "sklearn_nmf": (NMF(n_components=k, init="nndsvd", max_iter=500, random_state=0).fit(tfidf), tfidf),
+        "sklearn_lda": (LatentDirichletAllocation(n_components=k, random_state=0).fit(matrix), matrix),
     }
     present = (matrix > 0).astype(np.float64).tocsc()
     report = {"topics": k, "selection": model.selection.to_dicts(), "systems": {}}
@@ -191,9 +190,9 @@ def evaluate_topics(papers: pl.DataFrame) -> dict:
         "largest_topic_share": round(float(model.topics["n_papers"].max() / papers.height), 4),
         "labels": model.topics["label"].to_list(),
     }
-    for name, baseline in baselines.items():
+    for name, (baseline, modelled) in baselines.items():
         top = np.argsort(-baseline.components_, axis=1, kind="stable")[:, :TOP_TOPIC_TERMS]
-        primary = np.bincount(baseline.transform(matrix if name == "sklearn_lda" else TfidfTransformer().fit_transform(matrix)).argmax(axis=1), minlength=k)
+        primary = np.bincount(baseline.transform(modelled).argmax(axis=1), minlength=k)
         report["systems"][name] = {
             "npmi": round(float(np.mean(npmi_coherence(present, top))), 4),
             "largest_topic_share": round(float(primary.max() / papers.height), 4),

@@ -20,7 +20,6 @@ distinct words (singulars) and the acronym definitions.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -442,7 +441,3 @@ def _acronym_aliases(expansions: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFr
         .select("alias", "term", alias_kind=pl.lit("acronym"), papers="papers")
     )
 
-
-def idf(n_papers: int, doc_freq: int) -> float:
-    """The smoothed inverse document frequency used for ``weight`` (scikit-learn's formula)."""
-    return math.log((1 + n_papers) / (1 + doc_freq)) + 1
