@@ -4,6 +4,7 @@ nothing downstream of the checked asset runs, the warehouse is not published, an
 check's metadata lists each expectation with its observed value.
 """
 
+import json
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetChecksDefinition, MetadataValue, asset_check
 
@@ -17,6 +18,11 @@ def _describe(outcome) -> str:
     return f"{outcome.expectation}{column}"
 
 
+def _jsonable(value):
+    """GX reports numpy scalars and the like; keep numbers, lists and dicts, else their text."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def suite_metadata(result: SuiteResult) -> dict:
     rows = [
         f"| {'pass' if o.success else '**FAIL**'} | {_describe(o)} | {str(o.observed)[:120].replace('|', '/')} |"
@@ -25,6 +31,9 @@ def suite_metadata(result: SuiteResult) -> dict:
     return {
         "expectations": len(result.outcomes),
         "failed_expectations": MetadataValue.json([f"{_describe(o)}: observed {o.observed}" for o in result.failures]),
+        "observed": MetadataValue.json(
+            [{"expectation": _describe(o), "success": o.success, "observed": _jsonable(o.observed)} for o in result.outcomes]
+        ),
         "results": MetadataValue.md("| result | expectation | observed |\n|---|---|---|\n" + "\n".join(rows)),
     }
 

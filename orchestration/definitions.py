@@ -5,11 +5,12 @@ from __future__ import annotations
 from dagster import Definitions, in_process_executor
 from dagster_dbt import DbtCliResource
 
-from orchestration.assets.dbt import DBT_EXECUTABLE, dbt_models, dbt_project
+from orchestration.assets.dbt import DBT_EXECUTABLE, dbt_models, dbt_project, dbt_quality_history
 from orchestration.assets.dedup import paper_assignments
 from orchestration.assets.ingest import source_records
 from orchestration.assets.nlp import paper_names, similar_papers_asset, term_index, topic_model
-from orchestration.assets.publish import published_warehouse
+from orchestration.assets.publish import dashboard, marts_parquet, published_warehouse
+from orchestration.assets.quality import check_evaluations
 from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
 from orchestration.checks import great_expectations_checks, no_rejected_records
 from orchestration.resources import WarehouseResource
@@ -20,7 +21,7 @@ def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
     return Definitions(
         assets=[
             source_records, paper_assignments, term_index, paper_names, topic_model, similar_papers_asset, dbt_models,
-            published_warehouse,
+            check_evaluations, dbt_quality_history, published_warehouse, marts_parquet, dashboard,
         ],
         asset_checks=[*great_expectations_checks, no_rejected_records],
         jobs=[build_warehouse],

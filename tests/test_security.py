@@ -8,7 +8,7 @@ from pathlib import Path
 from corpus import REPO
 
 # Names that may be formatted into SQL: code constants and identifiers read from DuckDB's catalog.
-SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "table", "schema"}
+SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "table", "schema", "key_columns"}
 
 
 def _python_files() -> list[Path]:

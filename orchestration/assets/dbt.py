@@ -52,15 +52,29 @@ class PaperhouseTranslator(DagsterDbtTranslator):
         return OWNERS
 
 
-@dbt_assets(
-    manifest=dbt_project().manifest_path,
-    project=dbt_project(),
-    dagster_dbt_translator=PaperhouseTranslator(),
-    pool=WRITER_POOL,
-)
-def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
-    """Staging views, intermediate models and the public marts, built and tested by `dbt build`."""
-    dbt_vars = json.dumps({"database_path": str(warehouse.paths.build_database)})
-    for event in dbt.cli(["build", "--vars", dbt_vars], context=context).stream():
-        failpoint("dbt.event")
-        yield event
+def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
+    """A `dbt build` of part of the project as one Dagster step."""
+
+    @dbt_assets(
+        manifest=dbt_project().manifest_path,
+        project=dbt_project(),
+        dagster_dbt_translator=PaperhouseTranslator(),
+        pool=WRITER_POOL,
+        name=name,
+        select=select,
+        exclude=exclude,
+    )
+    def _models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
+        dbt_vars = json.dumps({"database_path": str(warehouse.paths.build_database)})
+        for event in dbt.cli(["build", "--vars", dbt_vars], context=context).stream():
+            failpoint("dbt.event")
+            yield event
+
+    return _models
+
+
+# The history of checks is built apart: it reads what the quality asset records after every other
+# mart and its checks, and one dbt step cannot run both before and after that asset.
+QUALITY_HISTORY_MODEL = "quality_runs"
+dbt_models = _dbt_build("dbt_models", exclude=QUALITY_HISTORY_MODEL)
+dbt_quality_history = _dbt_build("dbt_quality_history", select=QUALITY_HISTORY_MODEL)

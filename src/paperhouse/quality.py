@@ -21,6 +21,7 @@ import duckdb
 import polars as pl
 import yaml
 
+from paperhouse.check_history import CHECK_EVALUATION_SCHEMA
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
 from paperhouse.ingest import SOURCE_RECORD_SCHEMA
 from paperhouse.names import NAME_SCHEMA
@@ -128,6 +129,7 @@ RAW_SCHEMAS: dict[str, dict[str, str]] = {
     "raw.similar_papers": _duckdb_types(SIMILAR_SCHEMA),
     "raw.topic_paper_weights": _duckdb_types(PAPER_TOPIC_SCHEMA),
     "raw.topic_term_weights": _duckdb_types(TOPIC_TERM_SCHEMA),
+    "raw.check_evaluations": _duckdb_types(CHECK_EVALUATION_SCHEMA),
 }
 
 
@@ -168,6 +170,11 @@ _ASSIGNMENT_CHECKS = dict(
     between={"similarity": (0, 1)},
 )
 _MATCH_KINDS = ("canonical", "exact", "near")
+_HISTORY_CHECKS = dict(
+    not_null=("run_id", "evaluated_at", "asset", "check_name", "passed", "severity"),
+    unique=(("run_id", "asset", "check_name"),),
+    in_set={"severity": ("ERROR", "WARN")},
+)
 
 SUITES: tuple[Suite, ...] = (
     Suite(
@@ -328,6 +335,41 @@ SUITES: tuple[Suite, ...] = (
         "marts.topic_terms",
         not_null=("topic_id", "term_id", "rank"),
         unique=(("topic_id", "term_id"),),
+    ),
+    Suite(
+        "marts.venue_summary",
+        not_null=("venue_label", "papers", "rejected_records"),
+        unique=(("venue_label",),),
+        between={"papers": (0, None), "share_of_papers": (0, 1)},
+    ),
+    Suite(
+        "marts.topic_summary",
+        not_null=("topic_id", "label", "papers", "share_of_list"),
+        unique=(("topic_id", "venue", "year"),),
+        between={"papers": (0, None), "share_of_list": (0, 1)},
+        # One row per topic and list.
+        facts_sql=(
+            "select (select count(*) from marts.topics)"
+            " * (select count(*) from (select distinct venue, year from marts.papers)) as rows"
+        ),
+        row_count=lambda facts: (facts["rows"], facts["rows"]),
+    ),
+    Suite(
+        "marts.term_summary",
+        not_null=("term_id", "term", "papers", "share_of_list"),
+        unique=(("term_id", "venue", "year"),),
+        between={"papers": (1, None), "share_of_list": (0, 1)},
+    ),
+    Suite(
+        "raw.check_evaluations",
+        **_HISTORY_CHECKS,
+    ),
+    Suite(
+        "marts.quality_runs",
+        **_HISTORY_CHECKS,
+        # The whole history: every row of raw.check_evaluations.
+        facts_sql="select count(*) as evaluations from raw.check_evaluations",
+        row_count=lambda facts: (facts["evaluations"], facts["evaluations"]),
     ),
 )
 SUITES_BY_NAME = {suite.name: suite for suite in SUITES}

@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 import duckdb
 import polars as pl
 
-from paperhouse.warehouse import RAW_SCHEMA, registered, table_exists
+from paperhouse.warehouse import RAW_SCHEMA, append_rows, table_exists
 
 TABLE = "paper_id_registry"
 REGISTRY_SCHEMA = {
@@ -66,15 +66,7 @@ def load(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 def append(con: duckdb.DuckDBPyConnection, entries: pl.DataFrame) -> None:
     """Add entries (inside the caller's transaction); existing rows are never touched."""
-    con.execute(f"create schema if not exists {RAW_SCHEMA}")
-    if not table_exists(con, RAW_SCHEMA, TABLE):
-        with registered(con, "empty_registry", pl.DataFrame(schema=REGISTRY_SCHEMA)):
-            con.execute(f"create table {RAW_SCHEMA}.{TABLE} as select * from empty_registry")
-    with registered(con, "new_entries", entries):
-        con.execute(
-            f"insert into {RAW_SCHEMA}.{TABLE} by name select * from new_entries"
-            f" anti join {RAW_SCHEMA}.{TABLE} using (text_hash)"
-        )
+    append_rows(con, TABLE, entries, key=("text_hash",))
 
 
 def _minted(text_hash: str, taken: set[str]) -> str:

@@ -12,6 +12,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DBT_PROJECT_DIR = PROJECT_ROOT / "dbt_project"
 WORKSPACE_FILE = PROJECT_ROOT / "workspace.yaml"
 BUNDLED_SEEDS = PROJECT_ROOT / "seeds"
+DASHBOARD_TEMPLATES = PROJECT_ROOT / "dashboard"
 
 SEEDS_ENV = "PAPERHOUSE_SEEDS_DIR"
 WAREHOUSE_ENV = "PAPERHOUSE_WAREHOUSE"
@@ -40,6 +41,16 @@ class Paths:
     @property
     def build_database(self) -> Path:
         return self.build_dir / self.warehouse.name
+
+    @property
+    def marts_export(self) -> Path:
+        """The Parquet copy of every mart (``data/marts/<table>.parquet``), for tools that prefer files."""
+        return self.warehouse.parent / "marts"
+
+    @property
+    def dashboard(self) -> Path:
+        """The static dashboard site (``data/dashboard/index.html``)."""
+        return self.warehouse.parent / "dashboard"
 
     @property
     def run_lock(self) -> Path:

@@ -5,17 +5,21 @@ run that holds the run lock (``paperhouse.locking``). The *published* warehouse
 (``Paths.warehouse``) is what readers open; nothing ever opens it for writing. Publishing
 checkpoints the build database, copies it beside the warehouse, syncs it to disk and renames
 it over the warehouse in one step, so a reader sees the old version whole or the new one
-whole, and a reader that keeps the old file open keeps reading the old version.
+whole, and a reader that keeps the old file open keeps reading the old version. Folders built
+from the warehouse (the Parquet export, the dashboard) are swapped in the same way, through a
+symbolic link (``publish_folder``).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 import polars as pl
@@ -78,6 +82,19 @@ def write_table(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame)
     with registered(con, "incoming_frame", frame):
         con.execute(f'create schema if not exists "{RAW_SCHEMA}"')
         con.execute(f'create or replace table "{RAW_SCHEMA}"."{table}" as select * from incoming_frame')
+
+
+def append_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame, key: tuple[str, ...]) -> None:
+    """Add the frame's rows whose ``key`` is not in ``raw.<table>`` yet (inside the caller's
+    transaction), creating the table from the frame's schema; existing rows are never touched."""
+    key_columns = ", ".join(f'"{column}"' for column in key)
+    with registered(con, "new_rows", frame):
+        con.execute(f'create schema if not exists "{RAW_SCHEMA}"')
+        con.execute(f'create table if not exists "{RAW_SCHEMA}"."{table}" as select * from new_rows limit 0')
+        con.execute(
+            f'insert into "{RAW_SCHEMA}"."{table}" by name select * from new_rows'
+            f' anti join "{RAW_SCHEMA}"."{table}" using ({key_columns})'
+        )
 
 
 def read_frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None) -> pl.DataFrame:
@@ -169,6 +186,14 @@ def _copy_synced(source: Path, target: Path) -> None:
         os.fsync(writer.fileno())
 
 
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_directory(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -194,6 +219,58 @@ def publish(build_database: Path, warehouse: Path) -> Path:
     os.replace(staging, warehouse)
     _fsync_directory(warehouse.parent)
     return warehouse
+
+
+def publish_folder(target: Path, build: Callable[[Path], None], keep: int = 2) -> Path:
+    """Build a new version of a folder and swap it in atomically, like ``publish`` does a file.
+
+    ``build`` fills a fresh folder beside the versions already published; its files and the
+    folder are synced to disk, then ``target`` (a symbolic link to the current version) is
+    replaced by rename, so a reader listing ``target`` sees the old version whole or the new one
+    whole. A crash before the rename leaves the previous version published and at worst an
+    unreferenced folder, removed by a later publish. The ``keep`` newest versions stay, so a
+    reader that resolved the link just before the swap can still open its files.
+    """
+    versions = target.with_name(f".{target.name}.versions")
+    versions.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%dT%H%M%S-"), dir=versions))
+    staging.chmod(0o755)  # mkdtemp's 0700 would hide the files from readers running as other users
+    build(staging)
+    for path in staging.rglob("*"):
+        if path.is_file():
+            _fsync(path)
+    for directory in (*(p for p in staging.rglob("*") if p.is_dir()), staging, versions):
+        _fsync_directory(directory)
+    if target.is_dir() and not target.is_symlink():  # a folder someone made by hand: keep it as a version
+        os.replace(target, versions / f"{staging.name}-previous")
+    link = target.with_name(f".{target.name}.link")
+    link.unlink(missing_ok=True)
+    link.symlink_to(staging.relative_to(target.parent))
+    os.replace(link, target)
+    _fsync_directory(target.parent)
+    for old in sorted(versions.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[keep:]:
+        if old != staging:
+            shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def export_marts(warehouse: Path, target: Path) -> dict[str, int]:
+    """Every table of schema ``marts`` as ``<table>.parquet`` in ``target``, published atomically;
+    says how many rows each holds. Reads the published warehouse, read-only."""
+    counts: dict[str, int] = {}
+    with connect(warehouse, read_only=True) as con:
+        tables = [t for (t,) in con.execute(
+            "select table_name from duckdb_tables() where schema_name = 'marts' order by table_name"
+        ).fetchall()]
+
+        def write(folder: Path) -> None:
+            for table in tables:
+                frame = con.execute(f'select * from marts."{table}"').pl()
+                frame.write_parquet(folder / f"{table}.parquet")
+                counts[table] = frame.height
+
+        publish_folder(target, write)
+    return counts
 
 
 def remove_stale_files(warehouse: Path) -> None:

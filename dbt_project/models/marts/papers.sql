@@ -10,6 +10,13 @@ top_terms as (
     from {{ ref('stg_paper_terms') }}
     where term_rank <= 2
     group by paper_id
+),
+
+primary_topics as (
+    select paper_topics.paper_id, paper_topics.topic_id, topics.label
+    from {{ ref('paper_topics') }} as paper_topics
+    inner join {{ ref('topics') }} as topics using (topic_id)
+    where paper_topics.is_primary
 )
 
 select
@@ -27,9 +34,12 @@ select
     cast(sources.n_sources as integer) as n_sources,
     cast(len(regexp_split_to_array(canonical.text, '\s+')) as integer) as word_count,
     canonical.source_file as canonical_source_file,
-    canonical.record_no as canonical_record_no
+    canonical.record_no as canonical_record_no,
+    primary_topics.topic_id as primary_topic_id,
+    primary_topics.label as primary_topic_label
 from {{ ref('int_accepted_records') }} as canonical
 inner join sources using (paper_id)
 left join {{ ref('stg_paper_names') }} as names using (paper_id)
 left join top_terms using (paper_id)
+left join primary_topics using (paper_id)
 where canonical.match_kind = 'canonical'

@@ -1,0 +1,34 @@
+-- One row per term and list (venue, year) it appears in: how widely each list uses the term.
+with lists as (
+    select venue, year, count(*) as list_papers from {{ ref('papers') }} group by venue, year
+),
+
+term_lists as (
+    select paper_terms.term_id, papers.venue, papers.year, count(*) as papers
+    from {{ ref('paper_terms') }} as paper_terms
+    inner join {{ ref('papers') }} as papers using (paper_id)
+    group by all
+),
+
+aliases as (
+    select term_id, string_agg(alias, ', ' order by papers desc, alias) as aliases
+    from {{ ref('term_aliases') }}
+    group by term_id
+)
+
+select
+    terms.term_id,
+    terms.term,
+    terms.kind,
+    aliases.aliases,
+    terms.doc_freq as term_papers,
+    term_lists.venue,
+    term_lists.year,
+    cast(term_lists.papers as integer) as papers,
+    term_lists.papers / lists.list_papers as share_of_list
+from {{ ref('terms') }} as terms
+inner join term_lists using (term_id)
+inner join lists
+    on lists.venue is not distinct from term_lists.venue
+    and lists.year is not distinct from term_lists.year
+left join aliases using (term_id)

@@ -1,0 +1,27 @@
+-- One row per topic and list (venue, year): how much of each list a topic covers, by primary topic.
+with lists as (
+    select venue, year, count(*) as list_papers from {{ ref('papers') }} group by venue, year
+),
+
+topic_lists as (
+    select primary_topic_id as topic_id, venue, year, count(*) as papers
+    from {{ ref('papers') }}
+    group by all
+)
+
+select
+    topics.topic_id,
+    topics.label,
+    topics.top_terms,
+    topics.n_papers as topic_papers,
+    topics.coherence,
+    lists.venue,
+    lists.year,
+    cast(coalesce(topic_lists.papers, 0) as integer) as papers,
+    coalesce(topic_lists.papers, 0) / lists.list_papers as share_of_list
+from {{ ref('topics') }} as topics
+cross join lists
+left join topic_lists
+    on topic_lists.topic_id = topics.topic_id
+    and topic_lists.venue is not distinct from lists.venue
+    and topic_lists.year is not distinct from lists.year
