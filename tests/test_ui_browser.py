@@ -12,18 +12,13 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
+from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from corpus import REPO, SEEDS
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts" / "ui"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
 
 
 def _free_port() -> int:
@@ -47,8 +42,7 @@ def _wait_for(url: str, timeout: float) -> None:
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
     """`paperhouse ui` on a free port, with its own instance, seeds copy and warehouse."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is missing: install it with `apt-get install -y chromium` (.ci/run does)")
+    require_chromium()
     root = tmp_path_factory.mktemp("ui")
     home = root / "dagster_home"
     home.mkdir()
