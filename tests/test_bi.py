@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from dagster import DagsterEventType, DagsterInstance
 
 from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from corpus import REPO, SEEDS, seed_abstracts
@@ -42,24 +43,36 @@ def query(warehouse: Path, sql: str, parameters: list | None = None) -> list[tup
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Two runs into one warehouse (the second a full refresh), with the history after each."""
+    """A run killed before the quality asset, then two runs into the same warehouse (the second a
+    full refresh), with the history after each of those, and the three run ids, oldest first."""
     root = tmp_path_factory.mktemp("bi")
     seeds = root / "seeds"
     shutil.copytree(SEEDS, seeds)
     (seeds / "neurips.txt").write_text(f"NeurIPS 2025 Papers\n\n{ABSTRACTS[3]}\n\n{NEW_ABSTRACT}\n\nPage 2\n")
     warehouse = root / "data" / "paperhouse.duckdb"
-    env = {**os.environ, "DAGSTER_HOME": str(root / "dagster_home")}
-    (root / "dagster_home").mkdir()
+    home = root / "dagster_home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    command = ["run", "--seeds", str(seeds), "--warehouse", str(warehouse)]
+    killed = _paperhouse(*command, env={**env, "PAPERHOUSE_FAILPOINTS": "dedup.before_commit"})
+    assert killed.returncode != 0
     histories = []
     for extra in ([], ["--full-refresh"]):
-        result = _paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse), *extra, env=env)
+        result = _paperhouse(*command, *extra, env=env)
         assert result.returncode == 0, result.stderr[-3000:]
         histories.append(query(warehouse, "select * from marts.quality_runs order by all"))
-    return warehouse, histories
+    with DagsterInstance.from_config(str(home)) as instance:
+        run_ids = [run.run_id for run in reversed(instance.get_runs())]
+        killed_checks = {
+            (r.event_log_entry.dagster_event.event_specific_data.asset_key.to_user_string(),
+             r.event_log_entry.dagster_event.event_specific_data.check_name)
+            for r in instance.get_records_for_run(run_ids[0], of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
+        }
+    return warehouse, histories, run_ids, killed_checks
 
 
 def test_papers_carry_their_primary_topic(runs):
-    warehouse, _ = runs
+    warehouse = runs[0]
     mismatched = query(warehouse, """
         select count(*) from marts.papers p
         join marts.paper_topics pt on pt.paper_id = p.paper_id and pt.is_primary
@@ -70,7 +83,7 @@ def test_papers_carry_their_primary_topic(runs):
 
 
 def test_venue_summary_adds_up_to_the_marts(runs):
-    warehouse, _ = runs
+    warehouse = runs[0]
     summary = query(warehouse, "select venue, year, papers, records, duplicates, rejected_records from marts.venue_summary order by all")
     papers = dict(((v, y), n) for v, y, n in query(warehouse, "select venue, year, count(*) from marts.papers group by all"))
     records = query(warehouse, """
@@ -83,7 +96,7 @@ def test_venue_summary_adds_up_to_the_marts(runs):
 
 
 def test_topic_and_term_summaries_share_out_each_list(runs):
-    warehouse, _ = runs
+    warehouse = runs[0]
     lists = query(warehouse, "select count(*) from (select distinct venue, year from marts.papers)")[0][0]
     topics = query(warehouse, "select count(*) from marts.topics")[0][0]
     assert query(warehouse, "select count(*) from marts.topic_summary") == [(topics * lists,)]
@@ -101,14 +114,14 @@ def test_topic_and_term_summaries_share_out_each_list(runs):
 def test_quality_runs_keep_every_check_of_every_run(runs):
     from orchestration.definitions import defs
 
-    warehouse, (after_first, after_second) = runs
+    warehouse, (after_first, after_second), (killed_run, first_run, second_run), killed_checks = runs
     every_check = {(key.asset_key.to_user_string(), key.name) for key in defs.resolve_asset_graph().asset_check_keys}
-    first_run = after_first[0][0]
     by_run: dict[str, set] = {}
     for run_id, _, asset, check_name, *_ in after_second:
         by_run.setdefault(run_id, set()).add((asset, check_name))
-    assert len(by_run) == 2
-    second_run = next(run for run in by_run if run != first_run)
+    assert set(by_run) == {killed_run, first_run, second_run}
+    # A run killed before the quality asset is recorded by the next run, from the instance's event log.
+    assert killed_checks and by_run[killed_run] == killed_checks
     # The first run's history is kept whole through the full refresh, and completed by the next run
     # with the checks that evaluate after the quality asset.
     assert set(after_first) <= set(after_second)
@@ -126,7 +139,7 @@ def test_quality_runs_keep_every_check_of_every_run(runs):
 
 
 def test_every_mart_is_exported_to_parquet(runs):
-    warehouse, _ = runs
+    warehouse = runs[0]
     export = warehouse.parent / "marts"
     marts = {t for (t,) in query(warehouse, "select table_name from duckdb_tables() where schema_name = 'marts'")}
     assert {p.stem for p in export.glob("*.parquet")} == marts
@@ -152,7 +165,7 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
     from playwright.sync_api import sync_playwright
 
     require_chromium()
-    warehouse, _ = runs
+    warehouse = runs[0]
     site = warehouse.parent / "dashboard"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (count,) = query(warehouse, "select count(*) from marts.papers")[0]

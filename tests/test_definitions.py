@@ -52,3 +52,21 @@ def test_every_raw_table_and_mart_has_a_blocking_great_expectations_check():
     for key in graph.asset_check_keys:
         if key.name.startswith("great_expectations_"):
             assert graph.get_check_spec(key).blocking, key
+
+
+def test_check_history_is_a_great_expectations_asset_of_group_quality_after_every_mart():
+    graph = _graph()
+    history = graph.get(AssetKey(["raw", "check_evaluations"]))
+    assert history.group_name == "quality"
+    assert {"great_expectations", "duckdb"} <= set(history.kinds)
+    marts = {key for key in graph.get_all_asset_keys() if key.path[0] == "marts"}
+    assert history.parent_keys == marts - {AssetKey(["marts", "quality_runs"])}
+    assert AssetKey(["raw", "check_evaluations"]) in graph.get(AssetKey(["marts", "quality_runs"])).parent_keys
+
+
+def test_dashboard_is_built_from_the_parquet_export_of_the_published_marts():
+    graph = _graph()
+    assert graph.get(AssetKey("dashboard")).parent_keys == {AssetKey("marts_parquet")}
+    assert graph.get(AssetKey("marts_parquet")).parent_keys == {AssetKey("published_warehouse")}
+    assert AssetKey(["marts", "quality_runs"]) in graph.get(AssetKey("published_warehouse")).parent_keys
+    assert graph.get(AssetKey("dashboard")).group_name == "dashboard"

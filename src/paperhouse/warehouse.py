@@ -221,35 +221,41 @@ def publish(build_database: Path, warehouse: Path) -> Path:
     return warehouse
 
 
-def publish_folder(target: Path, build: Callable[[Path], None], keep: int = 2) -> Path:
+def publish_folder(target: Path, build: Callable[[Path], None]) -> Path:
     """Build a new version of a folder and swap it in atomically, like ``publish`` does a file.
 
     ``build`` fills a fresh folder beside the versions already published; its files and the
     folder are synced to disk, then ``target`` (a symbolic link to the current version) is
     replaced by rename, so a reader listing ``target`` sees the old version whole or the new one
-    whole. A crash before the rename leaves the previous version published and at worst an
-    unreferenced folder, removed by a later publish. The ``keep`` newest versions stay, so a
-    reader that resolved the link just before the swap can still open its files.
+    whole. A failed build or a crash before the rename leaves the previous version published.
+    The version just replaced stays (a reader that resolved the link just before the swap can
+    still open its files); older ones, and folders of builds that died, are removed.
     """
     versions = target.with_name(f".{target.name}.versions")
     versions.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%dT%H%M%S-"), dir=versions))
     staging.chmod(0o755)  # mkdtemp's 0700 would hide the files from readers running as other users
-    build(staging)
+    try:
+        build(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     for path in staging.rglob("*"):
         if path.is_file():
             _fsync(path)
     for directory in (*(p for p in staging.rglob("*") if p.is_dir()), staging, versions):
         _fsync_directory(directory)
-    if target.is_dir() and not target.is_symlink():  # a folder someone made by hand: keep it as a version
-        os.replace(target, versions / f"{staging.name}-previous")
+    previous = target.resolve() if target.is_symlink() else None
+    if target.is_dir() and not target.is_symlink():  # a folder made by hand: it becomes the previous version
+        previous = versions / f"{staging.name}-previous"
+        os.replace(target, previous)
     link = target.with_name(f".{target.name}.link")
     link.unlink(missing_ok=True)
     link.symlink_to(staging.relative_to(target.parent))
     os.replace(link, target)
     _fsync_directory(target.parent)
-    for old in sorted(versions.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[keep:]:
-        if old != staging:
+    for old in versions.iterdir():
+        if old not in (staging, previous):
             shutil.rmtree(old, ignore_errors=True)
     return target
 
