@@ -1,7 +1,13 @@
 """Data quality over time: every check evaluation, appended to ``raw.check_evaluations``."""
 
-from dagster import AssetCheckEvaluation, AssetExecutionContext, MarkdownMetadataValue, MaterializeResult, asset
-from dagster._core.storage.asset_check_execution_record import COMPLETED_ASSET_CHECK_EXECUTION_RECORD_STATUSES
+from dagster import (
+    AssetCheckEvaluation,
+    AssetExecutionContext,
+    DagsterEventType,
+    MarkdownMetadataValue,
+    MaterializeResult,
+    asset,
+)
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.assets.dbt import dbt_models
@@ -44,9 +50,10 @@ def check_evaluations(context: AssetExecutionContext, warehouse: WarehouseResour
     rows = []
     for check_key in sorted(context.job_def.asset_layer.asset_graph.asset_check_keys, key=str):
         for record in storage.get_asset_check_execution_history(check_key, limit=HISTORY_PER_CHECK):
-            if record.status not in COMPLETED_ASSET_CHECK_EXECUTION_RECORD_STATUSES or record.event is None:
-                continue
-            evaluation = record.event.dagster_event.event_specific_data
+            event = record.event.dagster_event if record.event else None
+            if event is None or event.event_type != DagsterEventType.ASSET_CHECK_EVALUATION:
+                continue  # planned, never evaluated (its run stopped first)
+            evaluation = event.event_specific_data
             rows.append(check_history.evaluation_row(
                 run_id=record.run_id,
                 timestamp=record.event.timestamp,

@@ -92,6 +92,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     for warning in outcome.checks_warned:
         print(f"  {'check warned':<18} {warning}")
     print(f"  {'warehouse':<18} {paths.warehouse}")
+    print(f"  {'parquet':<18} {paths.marts_export}")
+    print(f"  {'dashboard':<18} {paths.dashboard / 'index.html'}")
     print(f"  {'dbt log':<18} {outcome.log_file}")
     return 0
 

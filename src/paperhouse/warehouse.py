@@ -187,15 +187,8 @@ def _copy_synced(source: Path, target: Path) -> None:
 
 
 def _fsync(path: Path) -> None:
+    """Sync a file, or a folder's entries (so a rename in it survives a crash), to disk."""
     fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -217,7 +210,7 @@ def publish(build_database: Path, warehouse: Path) -> Path:
     _copy_synced(build_database, staging)
     failpoint("publish.before_replace")
     os.replace(staging, warehouse)
-    _fsync_directory(warehouse.parent)
+    _fsync(warehouse.parent)
     return warehouse
 
 
@@ -240,11 +233,8 @@ def publish_folder(target: Path, build: Callable[[Path], None]) -> Path:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    for path in staging.rglob("*"):
-        if path.is_file():
-            _fsync(path)
-    for directory in (*(p for p in staging.rglob("*") if p.is_dir()), staging, versions):
-        _fsync_directory(directory)
+    for path in (*staging.rglob("*"), staging, versions):
+        _fsync(path)
     previous = target.resolve() if target.is_symlink() else None
     if target.is_dir() and not target.is_symlink():  # a folder made by hand: it becomes the previous version
         previous = versions / f"{staging.name}-previous"
@@ -253,7 +243,7 @@ def publish_folder(target: Path, build: Callable[[Path], None]) -> Path:
     link.unlink(missing_ok=True)
     link.symlink_to(staging.relative_to(target.parent))
     os.replace(link, target)
-    _fsync_directory(target.parent)
+    _fsync(target.parent)
     for old in versions.iterdir():
         if old not in (staging, previous):
             shutil.rmtree(old, ignore_errors=True)
