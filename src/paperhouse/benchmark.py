@@ -40,7 +40,7 @@ MILLION = 1_000_000
 # Dagster steps whose work a baseline does too.
 STAGES = {
     "ingest": ("raw__source_records", "read_text"),
-    "dedup": ("raw__paper_assignments", "datasketch"),
+    "dedup": ("paper_assignments", "datasketch"),
     "terms, topics, similar": ("terms_and_topics", "sklearn"),
 }
 TARGETS = {  # abstracts -> (seconds end to end, peak RSS in MB)

@@ -49,11 +49,13 @@ def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limi
         n_cells = -(-n_papers // cell_size)
         cells = KMeans(n_clusters=n_cells, n_init=1, random_state=0).fit(vectors[spread_sample(n_papers, _FIT_SAMPLE)])
         home = cells.predict(vectors)
-        visits = np.argsort(-(vectors @ cells.cluster_centers_.T.astype(np.float32)), axis=1)[:, :probes]
-        found = [
-            _neighbours(vectors, np.flatnonzero((visits == cell).any(axis=1)), np.flatnonzero(home == cell), k)
-            for cell in range(n_cells)
-        ]
+        visits = _nearest_cells(vectors, cells.cluster_centers_.astype(np.float32), probes)
+        # Inverted lists: the papers in each cell, and the papers that visit it, both in paper order.
+        members = np.split(np.argsort(home, kind="stable"), np.cumsum(np.bincount(home, minlength=n_cells))[:-1])
+        visited = visits.ravel()
+        order = np.argsort(visited, kind="stable")
+        visitors = np.split(order // visits.shape[1], np.cumsum(np.bincount(visited, minlength=n_cells))[:-1])
+        found = [_neighbours(vectors, np.sort(visitors[cell]), members[cell], k) for cell in range(n_cells)]
     source, target, score = (np.concatenate(parts) for parts in zip(*found))
     return (
         pl.DataFrame(
@@ -65,6 +67,15 @@ def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limi
         .filter(pl.col("rank") <= k)
         .cast(SIMILAR_SCHEMA)
     )
+
+
+def _nearest_cells(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarray:
+    """Each paper's ``probes`` nearest cells, a chunk of papers at a time (papers x cells would not fit at 1M)."""
+    probes = min(probes, len(centroids))
+    return np.concatenate([
+        np.argpartition(-(vectors[start: start + _CHUNK_ROWS * 8] @ centroids.T), probes - 1, axis=1)[:, :probes]
+        for start in range(0, len(vectors), _CHUNK_ROWS * 8)
+    ])
 
 
 def _neighbours(vectors: np.ndarray, queries: np.ndarray, candidates: np.ndarray,
