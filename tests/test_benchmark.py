@@ -25,5 +25,6 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeyp
         assert stage["ratio"] == pytest.approx(stage["seconds"] / stage["baseline_seconds"])
     assert result["baselines"]["read_text"]["files"] == 1
     assert 0 <= result["baselines"]["datasketch"]["recall"] <= 1
+    assert set(result["nlp"]["stages"]) == {"terms", "topics", "similar"} and result["nlp"]["similar_recall"] == 1.0
     targets = dict(benchmark.report([result], {name: pipeline for name in ("first", "fresh", "rerun")}))
     assert "bundled seeds, warm build from scratch <= 15 s" in targets

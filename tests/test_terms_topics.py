@@ -5,7 +5,7 @@ from corpus import seed_abstracts
 from paperhouse.acronyms import find_definitions
 from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text, normalized_text
-from paperhouse.similar import SIMILAR_SCHEMA, similar_papers
+from paperhouse.similar import SIMILAR_SCHEMA, search_recall, similar_papers
 from paperhouse.term_evaluation import quality_report, score_at, targets_met
 from paperhouse.terms import MAX_SHARED_TERMS_PER_PAPER, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms, singular
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics, label, max_topic_share
@@ -145,6 +145,8 @@ def test_the_inverted_file_search_finds_the_exact_neighbours_when_it_probes_ever
     one_cell = similar_papers(weights, exact_limit=10, cell_size=10, probes=1)
     found = one_cell.join(exact, on=["paper_id", "similar_paper_id"]).height
     assert one_cell["paper_id"].n_unique() == 76 and 0 < found < exact.height
+    assert search_recall(weights, exact) == 1.0
+    assert search_recall(weights, one_cell) == pytest.approx(found / exact.height)
 
 
 def test_score_at_k_counts_each_gold_keyphrase_once():

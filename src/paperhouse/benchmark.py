@@ -10,7 +10,9 @@ once. Then, each in a fresh process so its peak memory is its own, on the same f
 - ``datasketch``: ``MinHashLSH`` (same normalised words, same word 3-shingles, 128
   permutations, threshold 0.5), the baseline for dedup;
 - ``sklearn``: ``TfidfVectorizer`` (1-3-grams, English stop words) and NMF at the number of
-  topics paperhouse chose, the baseline for terms and topics.
+  topics paperhouse chose, the baseline for terms and topics;
+- ``nlp``: paperhouse's terms, topics and similar papers timed apart on the records, and the
+  recall of the neighbour search against exact search.
 
 Each stage is reported beside its baseline as a ratio, with the targets; JSON goes to
 ``data/bench/bench.json``. The bundled seeds are also built twice, the second time warm.
@@ -153,6 +155,28 @@ def run_sklearn(folder: Path, n_topics: int) -> dict:
     return {"seconds": time.perf_counter() - started, "features": tfidf.shape[1], "topics": n_topics}
 
 
+def run_nlp(folder: Path) -> dict:
+    """Terms, topics and similar papers timed apart on the records, and the recall of the
+    neighbour search against exact search for 1,000 papers."""
+    from paperhouse.similar import search_recall, similar_papers
+    from paperhouse.terms import index_terms
+    from paperhouse.topics import fit_topics
+
+    papers = pl.read_parquet(folder / "records.parquet").select(
+        paper_id=pl.format("{}#{}", "source_file", "record_no"), text="text", normalized_text="normalized_text"
+    )
+    seconds = {}
+    started = time.perf_counter()
+    index = index_terms(papers)
+    seconds["terms"] = time.perf_counter() - started
+    fit_topics(index.weights)
+    seconds["topics"] = time.perf_counter() - started - seconds["terms"]
+    neighbours = similar_papers(index.weights)
+    seconds["similar"] = time.perf_counter() - started - seconds["terms"] - seconds["topics"]
+    return {"seconds": sum(seconds.values()), "stages": seconds,
+            "similar_recall": search_recall(index.weights, neighbours)}
+
+
 def _measure(method: str, folder: Path, *extra: str) -> dict:
     """Run one method in a fresh Python, so its peak RSS is its own (dbt's child process included)."""
     env = {key: value for key, value in os.environ.items() if key != "DAGSTER_HOME"}  # keep bench runs out of the UI
@@ -178,7 +202,7 @@ def _child(args: argparse.Namespace) -> int:
     elif args.run == "sklearn":
         result = run_sklearn(folder, args.topics)
     else:
-        result = {"read_text": run_read_text, "datasketch": run_datasketch}[args.run](folder)
+        result = {"read_text": run_read_text, "datasketch": run_datasketch, "nlp": run_nlp}[args.run](folder)
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     print(json.dumps(result | {"peak_rss_mb": round(peak / 1024)}))
     return 0
@@ -204,13 +228,14 @@ def bench_size(size: int) -> dict:
         "datasketch": _measure("datasketch", folder),
         "sklearn": _measure("sklearn", folder, "--topics", str(pipeline["topics"])),
     }
+    nlp = _measure("nlp", folder)
     stages = {
         stage: {"seconds": pipeline["steps"].get(step, 0.0), "baseline": baseline,
                 "baseline_seconds": baselines[baseline]["seconds"],
                 "ratio": pipeline["steps"].get(step, 0.0) / max(baselines[baseline]["seconds"], 1e-9)}
         for stage, (step, baseline) in STAGES.items()
     }
-    return {"abstracts": size, "pipeline": pipeline, "baselines": baselines, "stages": stages}
+    return {"abstracts": size, "pipeline": pipeline, "baselines": baselines, "stages": stages, "nlp": nlp}
 
 
 def bench_seeds() -> dict:
@@ -237,6 +262,9 @@ def report(results: list[dict], seeds: dict) -> list[tuple[str, bool]]:
         for stage, s in r["stages"].items():
             print(f"{r['abstracts']:>10} {stage:<24} {s['seconds']:>12.1f} {s['baseline']:<11} "
                   f"{s['baseline_seconds']:>10.1f} {s['ratio']:>6.2f}")
+        n = r["nlp"]
+        print(f"{'':>10} {'nlp stages apart':<24} " + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
+              + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)")
         d = r["baselines"]["datasketch"]
         print(f"{'':>10} {'datasketch quality':<24} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
               f"peak {d['peak_rss_mb']} MB")

@@ -24,23 +24,33 @@ _CHUNK_ROWS = 512
 _FIT_SAMPLE = 20_000
 
 
-def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limit: int = 20_000,
-                   cell_size: int = 2000, probes: int = 3) -> pl.DataFrame:
-    """Papers' shared-term weights -> the k most similar papers of each, with their cosine."""
-    from sklearn.cluster import KMeans
+def lsa_vectors(weights: TermWeights, dims: int = 128) -> np.ndarray | None:
+    """Each paper's L2-normalised LSA vector (float32, rows in paper order); None when there is
+    too little to compare (fewer than two papers or shared terms)."""
     from sklearn.decomposition import TruncatedSVD
 
-    paper_ids = weights.paper_ids
-    n_papers = len(paper_ids)
+    n_papers = len(weights.paper_ids)
     shared = np.flatnonzero(np.diff(weights.matrix.tocsc().indptr) >= 2)
     if n_papers < 2 or len(shared) < 2:
-        return pl.DataFrame(schema=SIMILAR_SCHEMA)
+        return None
     matrix = weights.matrix[:, shared]
     components = min(dims, len(shared) - 1, n_papers - 1)
     svd = TruncatedSVD(n_components=components, random_state=0).fit(matrix[spread_sample(n_papers, _FIT_SAMPLE)])
     vectors = svd.transform(matrix).astype(np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+
+def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limit: int = 20_000,
+                   cell_size: int = 2000, probes: int = 3) -> pl.DataFrame:
+    """Papers' shared-term weights -> the k most similar papers of each, with their cosine."""
+    from sklearn.cluster import KMeans
+
+    paper_ids = weights.paper_ids
+    n_papers = len(paper_ids)
+    vectors = lsa_vectors(weights, dims)
+    if vectors is None:
+        return pl.DataFrame(schema=SIMILAR_SCHEMA)
 
     everyone = np.arange(n_papers)
     if n_papers <= exact_limit:
@@ -67,6 +77,19 @@ def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limi
         .filter(pl.col("rank") <= k)
         .cast(SIMILAR_SCHEMA)
     )
+
+
+def search_recall(weights: TermWeights, found: pl.DataFrame, queries: int = 1000, k: int = 5, dims: int = 128) -> float:
+    """Share of the exact k nearest neighbours of a fixed sample of papers that ``found`` (the
+    output of ``similar_papers``) lists: 1.0 for exact search."""
+    vectors = lsa_vectors(weights, dims)
+    if vectors is None:
+        return 1.0
+    sample = np.arange(len(vectors))[spread_sample(len(vectors), queries)]
+    source, target, _ = _neighbours(vectors, sample, np.arange(len(vectors)), k)
+    exact = pl.DataFrame({"paper_id": weights.paper_ids.gather(source),
+                          "similar_paper_id": weights.paper_ids.gather(target)})
+    return exact.join(found, on=["paper_id", "similar_paper_id"], how="semi").height / max(exact.height, 1)
 
 
 def _nearest_cells(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarray:
