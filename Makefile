@@ -40,9 +40,10 @@ eval: install
 	$(BIN)/paperhouse eval-dedup
 	$(BIN)/paperhouse eval-terms
 
-# Dedup at 10k, 50k and 100k synthetic abstracts beside datasketch; writes data/bench/dedup.json.
+# The whole pipeline at 10k and 100k synthetic abstracts beside its baselines, and the bundled
+# seeds; writes data/bench/bench.json. `make bench BENCH_FLAGS=--million` adds 1M abstracts.
 bench: install
-	$(BIN)/paperhouse bench
+	$(BIN)/paperhouse bench $(BENCH_FLAGS)
 
 # Re-resolve pyproject.toml's ranges (with the dev extra) into requirements.lock.
 lock:

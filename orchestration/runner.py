@@ -25,6 +25,7 @@ class RunOutcome:
     checks_warned: list[str] = field(default_factory=list)  # WARN severity: worth a look, the run goes on
     failed_steps: list[str] = field(default_factory=list)
     ingest: dict = field(default_factory=dict)  # the ingest asset's counts (files parsed, reused, ...)
+    step_seconds: dict[str, float] = field(default_factory=dict)  # wall time of each Dagster step
 
     @property
     def reason(self) -> str:
@@ -62,7 +63,13 @@ def run_all(paths: Paths, log_level: str = "WARNING", full_refresh: bool = False
             result = job.execute_in_process(
                 run_config=run_config(log_level, full_refresh), instance=instance, raise_on_error=False
             )
-            return _outcome(result, str(log_file))
+            outcome = _outcome(result, str(log_file))
+            outcome.step_seconds = {
+                stats.step_key: stats.end_time - stats.start_time
+                for stats in instance.get_run_step_stats(result.run_id)
+                if stats.start_time and stats.end_time
+            }
+            return outcome
 
 
 def _outcome(result, log_file: str) -> RunOutcome:

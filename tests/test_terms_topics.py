@@ -5,9 +5,9 @@ from corpus import seed_abstracts
 from paperhouse.acronyms import find_definitions
 from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text, normalized_text
-from paperhouse.similar import SIMILAR_SCHEMA, similar_papers
+from paperhouse.similar import SIMILAR_SCHEMA, search_recall, similar_papers
 from paperhouse.term_evaluation import quality_report, score_at, targets_met
-from paperhouse.terms import PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms, singular
+from paperhouse.terms import MAX_SHARED_TERMS_PER_PAPER, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms, singular
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics, label, max_topic_share
 
 
@@ -88,15 +88,33 @@ def test_method_names_are_what_the_paper_introduces():
 
 
 def test_topics_are_deterministic_and_give_every_paper_a_primary_topic():
-    index = index_terms(papers(seed_abstracts()))
-    first = fit_topics(index.paper_terms)
-    second = fit_topics(index.paper_terms.sample(fraction=1.0, shuffle=True, seed=3))
+    corpus = papers(seed_abstracts())
+    first = fit_topics(index_terms(corpus).weights)
+    second = fit_topics(index_terms(corpus.sample(fraction=1.0, shuffle=True, seed=3)).weights)
     assert first.paper_topics.equals(second.paper_topics) and first.topics.equals(second.topics)
     primary = first.paper_topics.sort("weight", descending=True).group_by("paper_id").first()
     assert primary.height == 76
     assert first.topics.height == first.selection.filter("chosen")["n_topics"].item() >= 2
     assert first.selection.height >= 3  # the size was chosen among several, not fixed
     assert first.topics["n_papers"].max() / 76 <= max_topic_share(first.topics.height)
+
+
+def test_the_table_keeps_each_papers_best_terms_and_the_matrix_its_best_shared_ones():
+    index = index_terms(papers(seed_abstracts()), max_terms=5)
+    per_paper = index.paper_terms.group_by("paper_id").agg(n=pl.len(), ranks=pl.col("rank").sort())
+    assert per_paper["n"].max() == 5 and all(ranks.to_list() == list(range(1, len(ranks) + 1)) for ranks in per_paper["ranks"])
+    matrix = index.weights.matrix.tocoo()
+    assert matrix.shape[0] == 76 and index.weights.paper_ids.is_sorted()
+    cells = pl.DataFrame({
+        "paper_id": index.weights.paper_ids.gather(matrix.row), "term": index.weights.terms[matrix.col],
+        "matrix_weight": matrix.data,
+    })
+    assert cells.group_by("paper_id").len()["len"].max() <= MAX_SHARED_TERMS_PER_PAPER
+    doc_freq = cells.join(index.terms.select("term", "doc_freq"), on="term")
+    assert doc_freq.height == cells.height and doc_freq["doc_freq"].min() >= 2  # shared terms only
+    # Where the table and the matrix hold the same paper and term, they hold the same weight.
+    both = cells.join(index.paper_terms, on=["paper_id", "term"])
+    assert both.height > 0 and (both["matrix_weight"] - both["weight"]).abs().max() < 1e-9
 
 
 def test_labels_skip_terms_already_shown():
@@ -112,12 +130,23 @@ def test_similar_papers_rank_the_closest_first_and_never_the_paper_itself():
         "Graph neural networks predict molecular properties.",
         "Molecular property prediction with graph neural networks and message passing.",
     ]))
-    model = fit_topics(index.paper_terms)
-    neighbours = similar_papers(index.paper_terms, model.paper_topics, k=2)
+    neighbours = similar_papers(index.weights, k=2)
     assert neighbours.schema == pl.Schema(SIMILAR_SCHEMA)
     best = dict(neighbours.filter(pl.col("rank") == 1).select("paper_id", "similar_paper_id").iter_rows())
     assert best == {"p_000": "p_001", "p_001": "p_000", "p_002": "p_003", "p_003": "p_002"}
     assert neighbours.filter(pl.col("paper_id") == pl.col("similar_paper_id")).height == 0
+
+
+def test_the_inverted_file_search_finds_the_exact_neighbours_when_it_probes_every_cell():
+    weights = index_terms(papers(seed_abstracts())).weights
+    exact = similar_papers(weights)
+    cells = 76 // 10 + 1
+    assert similar_papers(weights, exact_limit=10, cell_size=10, probes=cells).equals(exact)
+    one_cell = similar_papers(weights, exact_limit=10, cell_size=10, probes=1)
+    found = one_cell.join(exact, on=["paper_id", "similar_paper_id"]).height
+    assert one_cell["paper_id"].n_unique() == 76 and 0 < found < exact.height
+    assert search_recall(weights, exact) == 1.0
+    assert search_recall(weights, one_cell) == pytest.approx(found / exact.height)
 
 
 def test_score_at_k_counts_each_gold_keyphrase_once():
@@ -136,6 +165,6 @@ def test_quality_report_meets_the_targets_against_the_baselines():
 def test_empty_corpus_gives_empty_typed_tables():
     index = index_terms(pl.DataFrame(schema={"paper_id": pl.String, "text": pl.String, "normalized_text": pl.String}))
     assert index.terms.schema == pl.Schema(TERM_SCHEMA) and index.paper_terms.schema == pl.Schema(PAPER_TERM_SCHEMA)
-    model = fit_topics(index.paper_terms)
+    model = fit_topics(index.weights)
     assert model.paper_topics.schema == pl.Schema(PAPER_TOPIC_SCHEMA) and model.paper_topics.height == 0
     assert model.topic_terms.schema == pl.Schema(TOPIC_TERM_SCHEMA) and model.topic_terms.height == 0

@@ -25,28 +25,57 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
     ]
 
 
+# Terms, topics and similar papers are one step: the topic model and the neighbour search read
+# every paper's weight on every term, a sparse matrix held in memory that the tables (a paper's
+# best 30 terms) do not carry. The graph still shows each table and what it is made from.
 @multi_asset(
-    specs=_specs(
-        {
-            "terms": "Every keyphrase (1-4 words, singular, spelling variants and acronyms merged, stock phrases "
-            "dropped) with its kind, document frequency and idf.",
-            "paper_terms": "Each paper's terms with occurrences, weight (TF-IDF scaled by phrase-headedness, "
-            "L2-normalised) and rank (1 = most characteristic).",
-            "term_aliases": "Acronyms defined in the abstracts (SAE -> sparse autoencoder) and spelling variants "
-            "(finetuning -> fine-tuning), each with the term it was merged into.",
-        },
-        deps=[["raw", "paper_assignments"]],
-        kinds={"polars", "duckdb"},
-    ),
+    specs=[
+        *_specs(
+            {
+                "terms": "Every keyphrase (1-4 words, singular, spelling variants and acronyms merged, stock "
+                "phrases dropped) with its kind, document frequency and idf.",
+                "paper_terms": "Each paper's 30 most characteristic terms with occurrences, weight (TF-IDF scaled "
+                "by phrase-headedness, L2-normalised over all its terms) and rank (1 = most characteristic).",
+                "term_aliases": "Acronyms defined in the abstracts (SAE -> sparse autoencoder) and spelling "
+                "variants (finetuning -> fine-tuning), each with the term it was merged into.",
+            },
+            deps=[["raw", "paper_assignments"]],
+            kinds={"polars", "duckdb"},
+        ),
+        *_specs(
+            {
+                "topics": "Topics of an NMF model over the papers' term weights, with readable labels, primary "
+                "papers and NPMI coherence; the number of topics is chosen by coherence (see selection metadata).",
+                "topic_paper_weights": "Share of each paper on each topic (a paper's shares sum to 1).",
+                "topic_term_weights": "The top ten terms of each topic with their NMF weights.",
+            },
+            deps=[["raw", "paper_terms"]],
+            kinds={"scikit-learn", "duckdb"},
+        ),
+        *_specs(
+            {"similar_papers": "The five most similar papers of each paper (cosine of LSA term profiles), for "
+             "'more like this'."},
+            deps=[["raw", "paper_terms"]],
+            kinds={"scikit-learn", "numpy", "duckdb"},
+        ),
+    ],
     group_name="nlp",
     pool=WRITER_POOL,
 )
-def term_index(context: AssetExecutionContext, warehouse: WarehouseResource):
+def terms_and_topics(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:
-        index = index_terms(read_frame(con, _CANONICAL_TEXTS))
-        write_table(con, "terms", index.terms)
-        write_table(con, "paper_terms", index.paper_terms)
-        write_table(con, "term_aliases", index.aliases)
+        papers = read_frame(con, _CANONICAL_TEXTS)
+    index = index_terms(papers)
+    model = fit_topics(index.weights)
+    neighbours = similar_papers(index.weights)
+    with warehouse.build_connection() as con:
+        for table, frame in {
+            "terms": index.terms, "paper_terms": index.paper_terms, "term_aliases": index.aliases,
+            "topics": model.topics, "topic_paper_weights": model.paper_topics, "topic_term_weights": model.topic_terms,
+            "similar_papers": neighbours,
+        }.items():
+            write_table(con, table, frame)
+
     top_terms = index.terms.sort(["doc_freq", "term"], descending=[True, False]).head(15)
     yield MaterializeResult(
         asset_key=["raw", "terms"],
@@ -62,6 +91,19 @@ def term_index(context: AssetExecutionContext, warehouse: WarehouseResource):
             index.aliases.sort("papers", "alias", descending=[True, False]),
             aliases_by_kind=counts_table(index.aliases.group_by("alias_kind").len("aliases").sort("alias_kind")),
         ),
+    )
+    yield MaterializeResult(
+        asset_key=["raw", "topics"],
+        metadata=frame_metadata(
+            model.topics, topics=model.topics.height, topic_sizes=counts_table(model.topics),
+            sizes_tried=counts_table(model.selection),
+        ),
+    )
+    yield MaterializeResult(asset_key=["raw", "topic_paper_weights"], metadata=frame_metadata(model.paper_topics))
+    yield MaterializeResult(asset_key=["raw", "topic_term_weights"], metadata=frame_metadata(model.topic_terms))
+    yield MaterializeResult(
+        asset_key=["raw", "similar_papers"],
+        metadata=frame_metadata(neighbours, mean_top_score=float(neighbours.filter(pl.col("rank") == 1)["score"].mean() or 0)),
     )
 
 
@@ -84,56 +126,4 @@ def paper_names(context: AssetExecutionContext, warehouse: WarehouseResource) ->
     named = names.drop_nulls("method_name")
     return MaterializeResult(
         metadata=frame_metadata(named, papers=names.height, papers_with_a_name=named.height)
-    )
-
-
-@multi_asset(
-    specs=_specs(
-        {
-            "topics": "Topics of an NMF model over the papers' term weights, with readable labels, primary papers "
-            "and NPMI coherence; the number of topics is chosen by coherence (see selection metadata).",
-            "topic_paper_weights": "Share of each paper on each topic (a paper's shares sum to 1).",
-            "topic_term_weights": "The top ten terms of each topic with their NMF weights.",
-        },
-        deps=[["raw", "paper_terms"]],
-        kinds={"scikit-learn", "duckdb"},
-    ),
-    group_name="nlp",
-    pool=WRITER_POOL,
-)
-def topic_model(context: AssetExecutionContext, warehouse: WarehouseResource):
-    with warehouse.build_connection() as con:
-        model = fit_topics(read_frame(con, "select paper_id, term, weight from raw.paper_terms"))
-        write_table(con, "topics", model.topics)
-        write_table(con, "topic_paper_weights", model.paper_topics)
-        write_table(con, "topic_term_weights", model.topic_terms)
-    yield MaterializeResult(
-        asset_key=["raw", "topics"],
-        metadata=frame_metadata(
-            model.topics, topics=model.topics.height, topic_sizes=counts_table(model.topics),
-            sizes_tried=counts_table(model.selection),
-        ),
-    )
-    yield MaterializeResult(asset_key=["raw", "topic_paper_weights"], metadata=frame_metadata(model.paper_topics))
-    yield MaterializeResult(asset_key=["raw", "topic_term_weights"], metadata=frame_metadata(model.topic_terms))
-
-
-@asset(
-    key=["raw", "similar_papers"],
-    deps=[["raw", "paper_terms"], ["raw", "topic_paper_weights"]],
-    group_name="nlp",
-    kinds={"scikit-learn", "numpy", "duckdb"},
-    owners=OWNERS,
-    pool=WRITER_POOL,
-    description="The five most similar papers of each paper (cosine of LSA term profiles), for 'more like this'.",
-)
-def similar_papers_asset(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    with warehouse.build_connection() as con:
-        neighbours = similar_papers(
-            read_frame(con, "select paper_id, term, weight from raw.paper_terms"),
-            read_frame(con, "select paper_id, topic_id, weight from raw.topic_paper_weights"),
-        )
-        write_table(con, "similar_papers", neighbours)
-    return MaterializeResult(
-        metadata=frame_metadata(neighbours, mean_top_score=float(neighbours.filter(pl.col("rank") == 1)["score"].mean() or 0))
     )

@@ -1,17 +1,31 @@
-"""`make bench`: dedup speed, memory and quality at scale, beside datasketch's MinHashLSH.
+"""`make bench`: the whole pipeline at 10k and 100k synthetic abstracts (1M with --million), beside baselines.
 
-For each size, a synthetic corpus with labelled duplicates (``paperhouse.synth``) is
-written once and ingested; then, each in a fresh process so peak memory is its own,
-paperhouse's dedup and datasketch ``MinHashLSH`` (same normalised words, same word
-3-shingles, 128 permutations, threshold 0.5) run on the same records. Both are scored
-against the labels with pairwise precision and recall.
+For each size, a synthetic corpus with labelled duplicates (``paperhouse.synth``) is written
+once. Then, each in a fresh process so its peak memory is its own, on the same files:
+
+- ``pipeline``: ``paperhouse run`` from scratch (every asset, dbt model and check, then
+  publish), with each Dagster step's wall time, and dedup precision and recall over record
+  pairs against the labels;
+- ``read_text``: DuckDB reading every file with ``read_text``, the floor for ingestion;
+- ``datasketch``: ``MinHashLSH`` (same normalised words, same word 3-shingles, 128
+  permutations, threshold 0.5), the baseline for dedup;
+- ``sklearn``: ``TfidfVectorizer`` (1-3-grams, English stop words) and NMF at the number of
+  topics paperhouse chose, the baseline for terms and topics;
+- ``nlp``: paperhouse's terms, topics and similar papers timed apart on the records, and the
+  recall of the neighbour search against exact search.
+
+Each stage is reported beside its baseline as a ratio, with the targets; JSON goes to
+``data/bench/bench.json``. The bundled seeds are also built twice, the second time warm.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -19,13 +33,28 @@ from pathlib import Path
 
 import polars as pl
 
-from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
+from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT, Paths
+from paperhouse.warehouse import connect_reader
 
 DATA = PROJECT_ROOT / "data" / "bench"
+SIZES = (10_000, 100_000)
+MILLION = 1_000_000
+# Dagster steps whose work a baseline does too.
+STAGES = {
+    "ingest": ("raw__source_records", "read_text"),
+    "dedup": ("paper_assignments", "datasketch"),
+    "terms, topics, similar": ("terms_and_topics", "sklearn"),
+}
+TARGETS = {  # abstracts -> (seconds end to end, peak RSS in MB)
+    100_000: (60, None),
+    1_000_000: (600, 6 * 1024),
+}
+TARGET_NLP_SECONDS_100K = 60
+TARGET_SEEDS_WARM_SECONDS = 15
 
 
 def prepare(n_papers: int) -> Path:
-    """Synthetic lists for ``n_papers`` abstracts, ingested into a parquet of accepted records."""
+    """Synthetic lists for ``n_papers`` abstracts and a parquet of their accepted records."""
     from paperhouse.ingest import read_abstracts, read_records
     from paperhouse.synth import write_corpus
 
@@ -34,7 +63,7 @@ def prepare(n_papers: int) -> Path:
     if not records.exists():
         write_corpus(read_abstracts(BUNDLED_SEEDS), n_papers, folder / "lists")
         read_records(folder / "lists").filter(pl.col("reject_reason").is_null()).select(
-            "source_file", "record_no", "file_sha256", "normalized_text"
+            "source_file", "record_no", "text", "normalized_text"
         ).write_parquet(records)
     return folder
 
@@ -53,15 +82,34 @@ def _labels(folder: Path) -> pl.DataFrame:
     return pl.read_csv(folder / "lists" / "labels.csv", schema_overrides={"record_no": pl.Int32})
 
 
-def run_paperhouse(folder: Path) -> dict:
-    from paperhouse.dedup import assign_papers
+def run_pipeline(lists: Path, warehouse: Path) -> dict:
+    """``paperhouse run`` on ``lists`` into ``warehouse``; scored when the lists carry labels."""
+    from orchestration.runner import run_all
 
-    records = pl.read_parquet(folder / "records.parquet")
+    paths = Paths(seeds_dir=lists, warehouse=warehouse)
     started = time.perf_counter()
-    assigned = assign_papers(records)
-    seconds = time.perf_counter() - started
-    clusters = assigned.select("source_file", "record_no", cluster="paper_id")
-    return {"seconds": seconds, "papers": assigned["paper_id"].n_unique(), **pairwise_scores(clusters, _labels(folder))}
+    outcome = run_all(paths)
+    result = {"seconds": time.perf_counter() - started, "success": outcome.success, "steps": outcome.step_seconds}
+    if not outcome.success:
+        return result | {"reason": outcome.reason}
+    with connect_reader(paths.warehouse) as con:
+        clusters = con.execute("select source_file, record_no, paper_id as cluster from marts.paper_sources").pl()
+        result["papers"], result["topics"] = con.execute(
+            "select (select count(*) from marts.papers), (select count(*) from marts.topics)"
+        ).fetchone()
+    if (lists / "labels.csv").exists():
+        result |= pairwise_scores(clusters, _labels(lists.parent))
+    return result
+
+
+def run_read_text(folder: Path) -> dict:
+    import duckdb
+
+    started = time.perf_counter()
+    files, characters = duckdb.sql(
+        "select count(*), sum(length(content)) from read_text(?)", params=[str(folder / "lists" / "*.txt")]
+    ).fetchone()
+    return {"seconds": time.perf_counter() - started, "files": files, "characters": characters}
 
 
 def run_datasketch(folder: Path) -> dict:
@@ -96,48 +144,187 @@ def run_datasketch(folder: Path) -> dict:
     return {"seconds": seconds, "papers": int(component.max()) + 1, **pairwise_scores(clusters, _labels(folder))}
 
 
-def _measure(method: str, folder: Path) -> dict:
-    """Run one method in a fresh Python, so its peak RSS is its own."""
-    out = subprocess.run(
-        [sys.executable, "-m", "paperhouse.benchmark", "--run", method, "--folder", str(folder)],
-        capture_output=True, text=True, check=True,
+def run_sklearn(folder: Path, n_topics: int) -> dict:
+    from sklearn.decomposition import NMF
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = pl.read_parquet(folder / "records.parquet")["text"].to_list()
+    started = time.perf_counter()
+    tfidf = TfidfVectorizer(ngram_range=(1, 3), stop_words="english", min_df=2).fit_transform(texts)
+    NMF(n_components=n_topics, init="nndsvd", random_state=0).fit(tfidf)
+    return {"seconds": time.perf_counter() - started, "features": tfidf.shape[1], "topics": n_topics}
+
+
+def run_nlp(folder: Path) -> dict:
+    """Terms, topics and similar papers timed apart on the records, and the recall of the
+    neighbour search against exact search for 1,000 papers."""
+    from paperhouse.similar import search_recall, similar_papers
+    from paperhouse.terms import index_terms
+    from paperhouse.topics import fit_topics
+
+    papers = pl.read_parquet(folder / "records.parquet").select(
+        paper_id=pl.format("{}#{}", "source_file", "record_no"), text="text", normalized_text="normalized_text"
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    seconds = {}
+    started = time.perf_counter()
+    index = index_terms(papers)
+    seconds["terms"] = time.perf_counter() - started
+    fit_topics(index.weights)
+    seconds["topics"] = time.perf_counter() - started - seconds["terms"]
+    neighbours = similar_papers(index.weights)
+    seconds["similar"] = time.perf_counter() - started - seconds["terms"] - seconds["topics"]
+    return {"seconds": sum(seconds.values()), "stages": seconds,
+            "similar_recall": search_recall(index.weights, neighbours)}
+
+
+def _measure(method: str, folder: Path, *extra: str) -> dict:
+    """Run one method in a fresh Python, so its peak RSS is its own (dbt's child process included)."""
+    env = {key: value for key, value in os.environ.items() if key != "DAGSTER_HOME"}  # keep bench runs out of the UI
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", "paperhouse.benchmark", "--run", method, "--folder", str(folder), *extra],
+        capture_output=True, text=True, env=env,
+    )
+    if out.returncode:
+        raise RuntimeError(f"bench {method} on {folder} failed:\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result | {"process_seconds": time.perf_counter() - started}
+
+
+def _measure_pipeline(lists: Path, warehouse: Path) -> dict:
+    return _measure("pipeline", lists, "--warehouse", str(warehouse))
+
+
+def _child(args: argparse.Namespace) -> int:
+    folder = Path(args.folder)
+    if args.run == "pipeline":
+        result = run_pipeline(folder, Path(args.warehouse))
+    elif args.run == "sklearn":
+        result = run_sklearn(folder, args.topics)
+    else:
+        result = {"read_text": run_read_text, "datasketch": run_datasketch, "nlp": run_nlp}[args.run](folder)
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    print(json.dumps(result | {"peak_rss_mb": round(peak / 1024)}))
+    return 0
+
+
+def fitted_exponent(sizes: list[int], seconds: list[float]) -> float | None:
+    """b in seconds = a * N**b, by least squares on the logs; 1.0 is linear."""
+    if len(sizes) < 2:
+        return None
+    xs, ys = [math.log(n) for n in sizes], [math.log(s) for s in seconds]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
+
+
+def bench_size(size: int) -> dict:
+    folder = prepare(size)
+    shutil.rmtree(folder / "warehouse", ignore_errors=True)  # a build from scratch, every time
+    pipeline = _measure_pipeline(folder / "lists", folder / "warehouse" / "paperhouse.duckdb")
+    if not pipeline["success"]:
+        raise RuntimeError(f"the pipeline failed at {size}: {pipeline['reason']}")
+    baselines = {
+        "read_text": _measure("read_text", folder),
+        "datasketch": _measure("datasketch", folder),
+        "sklearn": _measure("sklearn", folder, "--topics", str(pipeline["topics"])),
+    }
+    nlp = _measure("nlp", folder)
+    stages = {
+        stage: {"seconds": pipeline["steps"].get(step, 0.0), "baseline": baseline,
+                "baseline_seconds": baselines[baseline]["seconds"],
+                "ratio": pipeline["steps"].get(step, 0.0) / max(baselines[baseline]["seconds"], 1e-9)}
+        for stage, (step, baseline) in STAGES.items()
+    }
+    return {"abstracts": size, "pipeline": pipeline, "baselines": baselines, "stages": stages, "nlp": nlp}
+
+
+def bench_seeds() -> dict:
+    """The bundled seeds: a first build (cold imports), a build from scratch once warm, an unchanged rerun."""
+    warehouse = DATA / "seeds" / "paperhouse.duckdb"
+    runs = {}
+    for name in ("first", "fresh", "rerun"):
+        if name != "rerun":
+            shutil.rmtree(warehouse.parent, ignore_errors=True)
+        runs[name] = _measure_pipeline(BUNDLED_SEEDS, warehouse)
+    return runs
+
+
+def report(results: list[dict], seeds: dict) -> list[tuple[str, bool]]:
+    """Print the tables and return each target with whether it is met."""
+    print(f"\n{'abstracts':>10} {'end to end s':>12} {'abstracts/s':>11} {'peak MB':>8} {'papers':>8} "
+          f"{'dedup P':>8} {'dedup R':>8}")
+    for r in results:
+        p = r["pipeline"]
+        print(f"{r['abstracts']:>10} {p['seconds']:>12.1f} {r['abstracts'] / p['seconds']:>11.0f} "
+              f"{p['peak_rss_mb']:>8} {p['papers']:>8} {p['precision']:>8.4f} {p['recall']:>8.4f}")
+    print(f"\n{'abstracts':>10} {'stage':<24} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}")
+    for r in results:
+        for stage, s in r["stages"].items():
+            print(f"{r['abstracts']:>10} {stage:<24} {s['seconds']:>12.1f} {s['baseline']:<11} "
+                  f"{s['baseline_seconds']:>10.1f} {s['ratio']:>6.2f}")
+        n = r["nlp"]
+        print(f"{'':>10} {'nlp stages apart':<24} " + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
+              + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)")
+        d = r["baselines"]["datasketch"]
+        print(f"{'':>10} {'datasketch quality':<24} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
+              f"peak {d['peak_rss_mb']} MB")
+    print("\nsteps (s): " + "; ".join(
+        f"{r['abstracts']}: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["pipeline"]["steps"].items(),
+                                                                             key=lambda kv: -kv[1]))
+        for r in results))
+    exponent = fitted_exponent([r["abstracts"] for r in results], [r["pipeline"]["seconds"] for r in results])
+    if exponent is not None:
+        print(f"time grows as N^{exponent:.2f} (least squares over {len(results)} sizes; 1.00 is linear)")
+    print("bundled seeds, whole `paperhouse run` process (of which the Dagster run): " + ", ".join(
+        f"{name} {run['process_seconds']:.1f} s ({run['seconds']:.1f} s)" for name, run in seeds.items()))
+    print("  steps of the warm build from scratch (s): " + ", ".join(
+        f"{k} {v:.1f}" for k, v in sorted(seeds["fresh"]["steps"].items(), key=lambda kv: -kv[1])))
+
+    targets = [(f"bundled seeds, warm build from scratch <= {TARGET_SEEDS_WARM_SECONDS} s",
+                seeds["fresh"]["process_seconds"] <= TARGET_SEEDS_WARM_SECONDS)]
+    for r in results:
+        seconds_target, rss_target = TARGETS.get(r["abstracts"], (None, None))
+        if seconds_target:
+            targets.append((f"{r['abstracts']} end to end <= {seconds_target} s",
+                            r["pipeline"]["seconds"] <= seconds_target))
+        if rss_target:
+            targets.append((f"{r['abstracts']} peak RSS <= {rss_target} MB", r["pipeline"]["peak_rss_mb"] <= rss_target))
+        if r["abstracts"] == 100_000:
+            nlp = r["stages"]["terms, topics, similar"]["seconds"]
+            targets.append((f"100000 terms, topics, similar <= {TARGET_NLP_SECONDS_100K} s",
+                            nlp <= TARGET_NLP_SECONDS_100K))
+    if exponent is not None:
+        targets.append(("time grows linearly (exponent <= 1.1)", exponent <= 1.1))
+    print("\ntargets")
+    for name, met in targets:
+        print(f"  {'met ' if met else 'MISS'} {name}")
+    return targets
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="paperhouse bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,50000,100000", help="comma-separated corpus sizes")
-    parser.add_argument("--no-baseline", action="store_true", help="skip datasketch")
-    parser.add_argument("--out", default=str(DATA / "dedup.json"))
-    parser.add_argument("--run", choices=["paperhouse", "datasketch"], help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated corpus sizes")
+    parser.add_argument("--million", action="store_true", help=f"also {MILLION:,} abstracts (long)")
+    parser.add_argument("--out", default=str(DATA / "bench.json"))
+    parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
+    parser.add_argument("--topics", type=int, default=10, help=argparse.SUPPRESS)
+    parser.add_argument("--warehouse", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-
     if args.run:  # the child process of _measure
-        result = (run_paperhouse if args.run == "paperhouse" else run_datasketch)(Path(args.folder))
-        result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(json.dumps(result))
-        return 0
+        return _child(args)
 
+    sizes = [int(s) for s in args.sizes.split(",")] + ([MILLION] if args.million else [])
+    seeds = bench_seeds()
     results = []
-    header = f"{'abstracts':>10} {'method':<11} {'seconds':>8} {'docs/s':>8} {'peak MB':>8} {'precision':>9} {'recall':>7} {'papers':>7}"
-    print(header)
-    for size in (int(s) for s in args.sizes.split(",")):
-        folder = prepare(size)
-        for method in ["paperhouse"] + ([] if args.no_baseline else ["datasketch"]):
-            result = {"abstracts": size, "method": method, **_measure(method, folder)}
-            results.append(result)
-            print(
-                f"{size:>10} {method:<11} {result['seconds']:>8.1f} {size / result['seconds']:>8.0f} "
-                f"{result['peak_rss_mb']:>8.0f} {result['precision']:>9.4f} {result['recall']:>7.4f} {result['papers']:>7}",
-                flush=True,
-            )
-        if not args.no_baseline:
-            ours, theirs = results[-2], results[-1]
-            print(f"{'':>10} datasketch / paperhouse time: {theirs['seconds'] / ours['seconds']:.1f}x", flush=True)
+    for size in sizes:
+        print(f"benchmarking {size:,} abstracts ...", flush=True)
+        results.append(bench_size(size))
+    targets = report(results, seeds)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=2))
+    Path(args.out).write_text(json.dumps(
+        {"sizes": results, "seeds": seeds, "targets": dict(targets),
+         "exponent": fitted_exponent(sizes, [r["pipeline"]["seconds"] for r in results])}, indent=2))
     print(f"wrote {args.out}")
     return 0
 

@@ -277,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("--seed", type=int, default=0)
     synth.set_defaults(handler=cmd_synth)
 
-    commands.add_parser("bench", help="dedup speed, memory and quality at scale beside datasketch (see --help)")
+    commands.add_parser("bench", help="the whole pipeline at 10k and 100k abstracts beside baselines (see --help)")
     return parser
 
 

@@ -50,10 +50,13 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
     # A name written in several papers is something they build on, not what one of them introduces.
     shared = max(max_shared_papers, int(0.01 * papers.height))
     named = names.drop_nulls("method_name").select("method_name").unique()
+    # One Aho-Corasick pass over each text finds every name in it (a cross join would be papers x names).
     usage = (
         texts.lazy()
-        .join(named.lazy(), how="cross")
-        .filter(pl.col("text").str.contains(pl.col("method_name"), literal=True))
+        .select("paper_id", method_name=pl.col("text").str.extract_many(named["method_name"].implode(), overlapping=True))
+        .explode("method_name")
+        .drop_nulls()
+        .unique()
         .group_by("method_name")
         .agg(papers=pl.len())
         .collect()

@@ -173,7 +173,7 @@ def evaluate_topics(papers: pl.DataFrame) -> dict:
     from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
     index = index_terms(papers)
-    model: TopicModel = fit_topics(index.paper_terms)
+    model: TopicModel = fit_topics(index.weights)
     k = model.topics.height
     counts = CountVectorizer(stop_words="english", min_df=2)
     matrix = counts.fit_transform(papers["text"].to_list())

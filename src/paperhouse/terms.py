@@ -12,7 +12,11 @@ neural network", never "network for"), singularised. Then:
   say nothing about a topic ("model", "performance") are dropped;
 - the weight is TF-IDF, halved for a phrase whose every occurrence sits inside a longer,
   established phrase of the same paper ("autoencoder" inside "sparse autoencoder"), and
-  L2-normalised per paper; rank 1 is a paper's most characteristic term.
+  L2-normalised per paper; rank 1 is a paper's most characteristic term. The table keeps a
+  paper's ``max_terms`` best (its long tail of incidental n-grams would multiply the table
+  without saying more about it). ``TermIndex.weights`` holds, as a sparse matrix, each
+  paper's 30 best terms among those it shares with another paper: what topics and similar
+  papers compare (a paper's best terms are often its own, which link it to nothing).
 
 Everything runs as Polars expressions over all papers at once; Python loops only touch the
 distinct words (singulars) and the acronym definitions.
@@ -23,7 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
+from scipy.sparse import csr_matrix
 
 from paperhouse.acronyms import find_definitions
 
@@ -77,6 +83,9 @@ PAPER_TERM_SCHEMA = {
 }
 ALIAS_SCHEMA = {"alias": pl.String, "term": pl.String, "alias_kind": pl.String, "papers": pl.Int32}
 TERM_KINDS = ("phrase", "acronym", "word")
+MAX_TERMS_PER_PAPER = 30
+# What links papers (topics, similar papers) are the terms they share: each paper's best 30 of those.
+MAX_SHARED_TERMS_PER_PAPER = 30
 ALIAS_KINDS = ("acronym", "spelling")
 
 _TOKEN = r"\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)*"
@@ -101,10 +110,21 @@ _PHRASE_BONUS = 1.6
 
 
 @dataclass(frozen=True)
+class TermWeights:
+    """Each paper's weights on its strongest terms shared with another paper, as a sparse
+    papers x terms matrix: what the topic model and similar papers compare."""
+
+    matrix: csr_matrix  # rows in paper_ids order, columns in terms order
+    paper_ids: pl.Series  # sorted
+    terms: np.ndarray  # sorted
+
+
+@dataclass(frozen=True)
 class TermIndex:
     terms: pl.DataFrame  # TERM_SCHEMA: one row per term
-    paper_terms: pl.DataFrame  # PAPER_TERM_SCHEMA: one row per paper and term, ranked
+    paper_terms: pl.DataFrame  # PAPER_TERM_SCHEMA: each paper's max_terms best terms, ranked
     aliases: pl.DataFrame  # ALIAS_SCHEMA: acronyms and spellings that were merged into a term
+    weights: TermWeights  # each paper's weights on its best shared terms
 
 
 def singular(word: str) -> str:
@@ -124,11 +144,12 @@ def singular(word: str) -> str:
     return word
 
 
-def index_terms(papers: pl.DataFrame, max_words: int = 4) -> TermIndex:
+def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_TERMS_PER_PAPER) -> TermIndex:
     """``paper_id``, ``text`` (as written) and ``normalized_text`` of each paper -> its ranked terms."""
     if papers.height == 0:
         return TermIndex(pl.DataFrame(schema=TERM_SCHEMA), pl.DataFrame(schema=PAPER_TERM_SCHEMA),
-                         pl.DataFrame(schema=ALIAS_SCHEMA))
+                         pl.DataFrame(schema=ALIAS_SCHEMA),
+                         TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str)))
     definitions = _acronym_definitions(papers)
     tokens = _tokens(papers)
     expansions = _expansions(definitions, papers)
@@ -155,12 +176,13 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4) -> TermIndex:
         .then(pl.lit("acronym"))
         .otherwise(pl.lit("word"))
     )
-    paper_terms = _weigh(grams, terms, vocabulary, paper_ids)
+    paper_terms, weights = _weigh(grams, terms, vocabulary, paper_ids, max_terms)
     aliases = pl.concat([_acronym_aliases(expansions, terms), spellings.join(terms.select("term"), on="term")])
     return TermIndex(
         terms=terms.select(list(TERM_SCHEMA)).sort("term").cast(TERM_SCHEMA),
         paper_terms=paper_terms,
         aliases=aliases.unique(["alias", "term"]).sort("alias", "term").cast(ALIAS_SCHEMA),
+        weights=weights,
     )
 
 
@@ -363,12 +385,16 @@ def _merge_spellings(grams: pl.DataFrame, vocabulary: pl.DataFrame) -> tuple[pl.
         preferred=pl.col("term_idx").sort_by(["uses", "term_idx"], descending=[True, False]).first().over("key")
     )
     variants = spellings.filter(pl.col("term_idx") != pl.col("preferred"))
-    merged = (
-        grams.join(variants.select("term_idx", "preferred"), on="term_idx", how="left")
+    # Only rows of a variant or of its preferred spelling can meet; the rest pass through untouched.
+    involved = pl.concat([variants["term_idx"], variants["preferred"]]).unique().implode()
+    regrouped = (
+        grams.filter(pl.col("term_idx").is_in(involved))
+        .join(variants.select("term_idx", "preferred"), on="term_idx", how="left")
         .with_columns(term_idx=pl.coalesce("preferred", "term_idx"))
         .group_by("paper_idx", "term_idx")
         .agg(pl.col("count", "heads").sum())
-    ) if variants.height else grams
+    )
+    merged = pl.concat([grams.filter(~pl.col("term_idx").is_in(involved)), regrouped], how="vertical_relaxed")
     aliases = variants.join(vocabulary.rename({"term_idx": "preferred", "term": "preferred_term"}), on="preferred").select(
         alias="term", term="preferred_term", alias_kind=pl.lit("spelling"), papers=pl.col("papers").cast(pl.Int32)
     )
@@ -391,8 +417,10 @@ def _capitalised_words(papers: pl.DataFrame) -> pl.Series:
     return capitalised["word"]
 
 
-def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series) -> pl.DataFrame:
-    """TF-IDF, scaled by how often the term ends a noun phrase, halved inside a longer phrase."""
+def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series,
+           max_terms: int) -> tuple[pl.DataFrame, TermWeights]:
+    """TF-IDF, scaled by how often the term ends a noun phrase, halved inside a longer phrase:
+    each paper's ``max_terms`` best, ranked, and every weight as a matrix."""
     # A phrase's two sub-phrases one word shorter, for phrases that end noun phrases.
     by_text = vocabulary.rename({"term": "inner", "term_idx": "inner_idx"})
     parts = terms.filter((pl.col("head_share") >= 0.5) & (pl.col("n_words") >= 2)).select(
@@ -401,14 +429,17 @@ def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, p
     parts = pl.concat([parts.select("term_idx", inner="first"), parts.select("term_idx", inner="rest")]).join(
         by_text, on="inner"
     )
+    # (paper, term) pairs as one integer: Polars groups and joins one key much faster than two.
+    pair = lambda term: pl.col("paper_idx").cast(pl.UInt64) * (1 << 32) + pl.col(term)  # noqa: E731
     enclosing = (
         grams.join(parts.select("term_idx", "inner_idx"), on="term_idx")
-        .group_by("paper_idx", term_idx="inner_idx")
+        .group_by(pair=pair("inner_idx"))
         .agg(enclosing=pl.col("count").max())
     )
     scored = (
-        grams.join(terms.select("term_idx", "idf", "head_share", "n_words"), on="term_idx")
-        .join(enclosing, on=["paper_idx", "term_idx"], how="left")
+        grams.with_columns(pair=pair("term_idx"))
+        .join(terms.select("term_idx", "idf", "head_share", "n_words", "doc_freq"), on="term_idx")
+        .join(enclosing, on="pair", how="left")
         .with_columns(
             tfidf=(1 + pl.col("count").log()) * pl.col("idf")
             * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * pl.col("head_share"))
@@ -416,17 +447,31 @@ def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, p
             * pl.when(pl.col("enclosing") >= pl.col("count")).then(_SUBSUMED_DISCOUNT).otherwise(1.0)
         )
         .with_columns(weight=(pl.col("tfidf") / pl.col("tfidf").pow(2).sum().over("paper_idx").sqrt()).round(8))
-        .sort(["paper_idx", "weight", "term_idx"], descending=[False, True, False])
+        # In (paper, term) order, an ordinal rank breaks equal weights by term, the alphabetical order.
+        .sort("pair")
+        .with_columns(rank=pl.col("weight").rank("ordinal", descending=True).over("paper_idx").cast(pl.Int32))
     )
+    shared = scored.filter(pl.col("doc_freq") >= 2).filter(
+        pl.col("weight").rank("ordinal", descending=True).over("paper_idx") <= MAX_SHARED_TERMS_PER_PAPER
+    )
+    weights = TermWeights(
+        csr_matrix(
+            (shared["weight"].to_numpy(), (shared["paper_idx"].to_numpy(), shared["term_idx"].to_numpy())),
+            shape=(len(paper_ids), vocabulary.height),
+        ),
+        paper_ids,
+        vocabulary["term"].to_numpy(),
+    )
+    scored = scored.filter(pl.col("rank") <= max_terms).sort("paper_idx", "rank")
     return pl.DataFrame(
         {
             "paper_id": paper_ids.gather(scored["paper_idx"]),
             "term": vocabulary["term"].gather(scored["term_idx"]),
             "occurrences": scored["count"],
             "weight": scored["weight"],
-            "rank": scored.select(rank=pl.int_range(1, pl.len() + 1).over("paper_idx"))["rank"],
+            "rank": scored["rank"],
         }
-    ).cast(PAPER_TERM_SCHEMA)
+    ).cast(PAPER_TERM_SCHEMA), weights
 
 
 def _acronym_aliases(expansions: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:

@@ -1,0 +1,30 @@
+"""`make bench` on a small corpus: every stage timed beside its baseline, dedup scored against the labels."""
+
+import pytest
+
+from paperhouse import benchmark
+
+
+def test_fitted_exponent_recovers_the_growth_rate():
+    sizes = [1_000, 10_000, 100_000]
+    assert benchmark.fitted_exponent(sizes, [0.002 * n for n in sizes]) == pytest.approx(1.0)
+    assert benchmark.fitted_exponent(sizes, [1e-6 * n**2 for n in sizes]) == pytest.approx(2.0)
+    assert benchmark.fitted_exponent([1_000], [1.0]) is None
+
+
+@pytest.mark.slow
+def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeypatch):
+    monkeypatch.setattr(benchmark, "DATA", tmp_path)
+    result = benchmark.bench_size(300)
+    pipeline = result["pipeline"]
+    assert pipeline["success"] and pipeline["papers"] > 200 and pipeline["topics"] >= 2
+    assert 0.9 <= pipeline["precision"] <= 1 and 0.5 <= pipeline["recall"] <= 1
+    assert pipeline["peak_rss_mb"] > 100
+    for stage in result["stages"].values():
+        assert stage["seconds"] > 0 and stage["baseline_seconds"] > 0
+        assert stage["ratio"] == pytest.approx(stage["seconds"] / stage["baseline_seconds"])
+    assert result["baselines"]["read_text"]["files"] == 1
+    assert 0 <= result["baselines"]["datasketch"]["recall"] <= 1
+    assert set(result["nlp"]["stages"]) == {"terms", "topics", "similar"} and result["nlp"]["similar_recall"] == 1.0
+    targets = dict(benchmark.report([result], {name: pipeline for name in ("first", "fresh", "rerun")}))
+    assert "bundled seeds, warm build from scratch <= 15 s" in targets
