@@ -1,8 +1,12 @@
 """The code location loads, and its graph is the one the README draws."""
 
+import re
+import subprocess
+
 from dagster import AssetKey
 
 from orchestration.definitions import defs
+from paperhouse.settings import PROJECT_ROOT, WORKSPACE_FILE, venv_executable
 
 
 def _graph():
@@ -70,3 +74,14 @@ def test_dashboard_is_built_from_the_parquet_export_of_the_published_marts():
     assert graph.get(AssetKey("marts_parquet")).parent_keys == {AssetKey("published_warehouse")}
     assert AssetKey(["marts", "quality_runs"]) in graph.get(AssetKey("published_warehouse")).parent_keys
     assert graph.get(AssetKey("dashboard")).group_name == "dashboard"
+
+
+def test_dagster_validates_the_workspace_without_deprecation_warnings():
+    """The only warning allowed is Dagster's notice that the command itself is superseded by `dg`."""
+    out = subprocess.run(
+        [venv_executable("dagster"), "definitions", "validate", "-w", str(WORKSPACE_FILE)],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0 and "All code locations passed validation" in out.stdout + out.stderr
+    warnings = re.findall(r"(\w*Warning): (.*)", out.stdout + out.stderr)
+    assert [w for w in warnings if "definitions_validate_command" not in w[1]] == []
