@@ -63,17 +63,16 @@ def run_all(paths: Paths, log_level: str = "WARNING", full_refresh: bool = False
             result = job.execute_in_process(
                 run_config=run_config(log_level, full_refresh), instance=instance, raise_on_error=False
             )
-            outcome = _outcome(result, str(log_file))
-            outcome.step_seconds = {
-                stats.step_key: stats.end_time - stats.start_time
-                for stats in instance.get_run_step_stats(result.run_id)
-                if stats.start_time and stats.end_time
-            }
-            return outcome
+            return _outcome(result, str(log_file), instance)
 
 
-def _outcome(result, log_file: str) -> RunOutcome:
+def _outcome(result, log_file: str, instance: DagsterInstance) -> RunOutcome:
     outcome = RunOutcome(success=result.success, run_id=result.run_id, log_file=log_file)
+    outcome.step_seconds = {
+        stats.step_key: stats.end_time - stats.start_time
+        for stats in instance.get_run_step_stats(result.run_id)
+        if stats.start_time and stats.end_time
+    }
     for evaluation in result.get_asset_check_evaluations():
         if evaluation.passed:
             outcome.checks_passed += 1

@@ -30,7 +30,7 @@ def lsa_vectors(weights: TermWeights, dims: int = 128) -> np.ndarray | None:
     from sklearn.decomposition import TruncatedSVD
 
     n_papers = len(weights.paper_ids)
-    shared = np.flatnonzero(np.diff(weights.matrix.tocsc().indptr) >= 2)
+    shared = np.flatnonzero(weights.matrix.getnnz(axis=0) >= 2)
     if n_papers < 2 or len(shared) < 2:
         return None
     matrix = weights.matrix[:, shared]
@@ -105,11 +105,11 @@ def _neighbours(vectors: np.ndarray, queries: np.ndarray, candidates: np.ndarray
                 k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The k most similar candidates of each query paper (never itself), by exact cosine, a
     chunk of queries at a time; both index arrays sorted."""
-    members = vectors[candidates]
     take = min(k, len(candidates))
-    sources, targets, scores = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0, np.float32)]
     if take == 0:
-        return sources[0], targets[0], scores[0]
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float32)
+    members = vectors[candidates]
+    sources, targets, scores = [], [], []
     for start in range(0, len(queries), _CHUNK_ROWS):
         chunk = queries[start: start + _CHUNK_ROWS]
         similarity = vectors[chunk] @ members.T

@@ -18,6 +18,7 @@ The sample's shares are the ones the catch-all rule judges, so the chosen model 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -37,6 +38,16 @@ _MAX_VOCABULARY = 5000
 # topics have long settled by then (measured on the bundled seeds), and it makes fits 2-3x faster.
 _TOLERANCE = 1e-3
 _LABEL_TERMS = 3
+
+
+class _Trial(NamedTuple):
+    """One candidate number of topics, fitted on the sample."""
+
+    n_topics: int
+    coherence: float  # mean NPMI of the topics' top terms
+    largest_share: float  # of sample papers in the biggest topic
+    model: Any  # the fitted sklearn NMF
+    sample_weights: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -102,24 +113,27 @@ def fit_topics(weights: TermWeights, n_topics: int | None = None) -> TopicModel:
     # Fit on a sample fixed by the (hash) paper ids, so nothing depends on file order.
     sample = spread_sample(n_papers, _SAMPLE)
 
-    def trial(k: int) -> tuple[int, float, float, NMF, np.ndarray]:
+    def trial(k: int) -> _Trial:
         model = NMF(n_components=k, init="nndsvd", max_iter=300, tol=_TOLERANCE, random_state=0)
         sample_weights = model.fit_transform(matrix[sample])
         top = np.argsort(-model.components_, axis=1, kind="stable")[:, :TOP_TERMS]
         shares = np.bincount(sample_weights.argmax(axis=1), minlength=k) / sample_weights.shape[0]
-        return k, float(npmi_coherence(present[sample], top).mean()), float(shares.max()), model, sample_weights
+        coherence = float(npmi_coherence(present[sample], top).mean())
+        return _Trial(k, coherence, float(shares.max()), model, sample_weights)
 
     # The solver's matrix products are small: OpenBLAS threads cost more to wake than they save
     # (3x slower fits measured with two threads on two cores).
     with threadpool_limits(limits=1, user_api="blas"):
         trials = [trial(k) for k in ([n_topics] if n_topics else candidate_sizes(n_papers))]
-    allowed = [t for t in trials if not t[2] > max_topic_share(t[0])] or [min(trials, key=lambda t: t[2])]
-    chosen, _, _, model, sample_weights = max(allowed, key=lambda t: (t[1], -t[0]))
-    paper_weights = sample_weights if n_papers <= _SAMPLE else model.transform(matrix)
+    allowed = [t for t in trials if not t.largest_share > max_topic_share(t.n_topics)] or [
+        min(trials, key=lambda t: t.largest_share)
+    ]
+    best = max(allowed, key=lambda t: (t.coherence, -t.n_topics))
+    paper_weights = best.sample_weights if n_papers <= _SAMPLE else best.model.transform(matrix)
     selection = pl.DataFrame(
-        [(k, c, s, k == chosen) for k, c, s, _, _ in trials], schema=SELECTION_SCHEMA, orient="row"
+        [(t.n_topics, t.coherence, t.largest_share, t is best) for t in trials], schema=SELECTION_SCHEMA, orient="row"
     )
-    return _describe(paper_ids, terms, paper_weights, model.components_, present, selection)
+    return _describe(paper_ids, terms, paper_weights, best.model.components_, present, selection)
 
 
 def spread_sample(n_papers: int, size: int) -> slice:
@@ -131,7 +145,7 @@ def spread_sample(n_papers: int, size: int) -> slice:
 def _topic_vocabulary(matrix: csr_matrix) -> np.ndarray:
     """Columns of the terms that carry topics, in term order: shared by at least two papers but
     not by most of them; of those, the ``_MAX_VOCABULARY`` most widely shared."""
-    document_frequency = np.diff(matrix.tocsc().indptr)
+    document_frequency = matrix.getnnz(axis=0)
     usable = np.flatnonzero((document_frequency >= 2) & (document_frequency <= max(2, 0.5 * matrix.shape[0])))
     widest = usable[np.argsort(-document_frequency[usable], kind="stable")[:_MAX_VOCABULARY]]
     return np.sort(widest)
