@@ -1,8 +1,10 @@
+import re
+
 import polars as pl
 import pytest
 
 from corpus import seed_abstracts
-from paperhouse.acronyms import find_definitions
+from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
 from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text, normalized_text
 from paperhouse.similar import SIMILAR_SCHEMA, search_recall, similar_papers
@@ -34,6 +36,13 @@ def test_schwartz_hearst_finds_acronyms_and_their_long_forms():
         ("SAE", "sparse autoencoders"), ("LLM", "Large Language Models")]
 
 
+def test_only_texts_the_prefilter_keeps_hold_definitions():
+    texts = seed_abstracts() + ["Models ( GNN ) and sparse autoencoders (SAEs), graph transformers (G-Trans)."]
+    defining = [text for text in texts if find_definitions(text)]
+    assert len(defining) > 10
+    assert all(re.search(POSSIBLE_DEFINITION, text) for text in defining)
+
+
 def test_phrases_stop_at_stop_words_punctuation_and_verbs():
     index = index_terms(papers(["Graph neural networks for molecular property prediction, with sparse autoencoders. "
                                 "We deactivate heads coherently."]))
@@ -60,9 +69,19 @@ def test_acronyms_and_spelling_variants_become_one_term():
     assert ("finetuning", "fine-tuning", "spelling") in aliases
 
 
-def test_lowercase_words_are_never_taken_for_acronyms():
-    index = index_terms(papers(["We propose Robust Iterative Shift Estimation (RISE).", "Prices rise when demand grows."]))
+@pytest.mark.parametrize("other_acronyms", [0, 19])
+def test_lowercase_words_are_never_taken_for_acronyms(other_acronyms):
+    # Keys are looked for a few at a time: 19 keys that sort before "rise" put it in a later batch.
+    fruit = "apple banana cherry date elder fig grape hazel iris juniper kiwi lemon mango nutmeg olive pear quince raisin sage"
+    defined = " ".join(f"Alpha {word.title()} (A{word[0].upper()})." for word in fruit.split()[:other_acronyms])
+    index = index_terms(papers([f"{defined} We propose Robust Iterative Shift Estimation (RISE).",
+                                "Prices rise when demand grows."]))
     assert "rise" in set(index.terms["term"])  # the second paper's verb stays a word
+
+
+def test_a_paper_that_ends_in_a_subject_does_not_cut_the_next_papers_first_phrase():
+    ranked = terms_of(["The method is what we", "Graph neural networks predict molecules."])
+    assert "graph neural network" in ranked["p_001"]
 
 
 def test_stock_phrases_are_dropped_and_sub_phrases_rank_below_their_phrase():

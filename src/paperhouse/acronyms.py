@@ -16,6 +16,9 @@ _PARENTHESIS = re.compile(r"\(\s*([^()\s][^()]{0,14}?)\s*\)")
 _WORD = re.compile(r"[^\s]+")
 # A short form: 2-10 characters, starts with a letter or digit, holds a capital letter.
 _SHORT_FORM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-./&]{1,9}$")
+# What every definition's parenthesis matches (short-form characters, one a capital), for Polars:
+# texts without a match define nothing, so callers skip them without running the matcher.
+POSSIBLE_DEFINITION = r"\(\s*[A-Za-z0-9\-./&]*[A-Z][A-Za-z0-9\-./&]*\s*\)"
 # Camel-case plurals of acronyms: SAEs, LLMs, GNNs (but not "CUDAs"-looking words in lower case).
 _PLURAL = re.compile(r"(?<=[A-Z0-9])s$")
 # Long forms starting like this were cut at a clause, not at a term.

@@ -18,8 +18,10 @@ neural network", never "network for"), singularised. Then:
   paper's 30 best terms among those it shares with another paper: what topics and similar
   papers compare (a paper's best terms are often its own, which link it to nothing).
 
-Everything runs as Polars expressions over all papers at once; Python loops only touch the
-distinct words (singulars) and the acronym definitions.
+Everything runs over all papers at once: Polars expressions for text, NumPy arrays of integer
+codes for counting and ranking (words, n-grams and (paper, term) pairs are numbered, so counts
+and ranks are runs of one sorted array). Python loops only touch the distinct words (singulars)
+and the texts that may define an acronym.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 import polars as pl
 from scipy.sparse import csr_matrix
 
-from paperhouse.acronyms import find_definitions
+from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
 
 FUNCTION_WORDS = frozenset(
     """a about above across after again against all almost also although always among an and another any are
@@ -89,7 +91,6 @@ MAX_SHARED_TERMS_PER_PAPER = 30
 ALIAS_KINDS = ("acronym", "spelling")
 
 _TOKEN = r"\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)*"
-_BREAK = "|"
 # A parenthesis holding one token is an acronym definition, a citation year or a label: no term.
 _SINGLE_TOKEN_PARENTHESIS = r"\(\s*[^\s()]{1,15}\s*\)"
 _IRREGULAR_PLURALS = {"data": "data", "analyses": "analysis", "hypotheses": "hypothesis", "indices": "index",
@@ -107,6 +108,11 @@ _CAPITALISED = r"\b[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b"
 _SUBSUMED_DISCOUNT = 0.5
 _MODIFIER_FLOOR = 0.4
 _PHRASE_BONUS = 1.6
+# Weights are rounded to 8 decimals, so they sort exactly as integers below 2**27.
+_WEIGHT_STEPS = np.uint64(10**8)
+# The regex engine scans for a few dozen short keys at once at full speed but slows tenfold past
+# that (16 keys: 0.3 s on 100k abstracts, 64: 4 s), so keys are looked for 16 at a time.
+_KEYS_PER_PATTERN = 16
 
 
 @dataclass(frozen=True)
@@ -151,11 +157,12 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
                          pl.DataFrame(schema=ALIAS_SCHEMA),
                          TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str)))
     definitions = _acronym_definitions(papers)
-    tokens = _tokens(papers)
-    expansions = _expansions(definitions, papers)
-    tokens = _expand_acronyms(tokens, expansions)
     paper_ids = papers["paper_id"].unique().sort()
-    grams, vocabulary = _ngrams(tokens, paper_ids, max_words)
+    papers = papers.join(pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx"), on="paper_id")
+    tokens, lemmas = _tokens(papers)
+    expansions = _expansions(definitions, papers)
+    tokens, lemmas = _expand_acronyms(tokens, lemmas, expansions, paper_ids)
+    grams, vocabulary = _ngrams(tokens, lemmas, max_words)
     grams, spellings = _merge_spellings(grams, vocabulary)
     grams = _drop_stock(grams, vocabulary)
     n_papers = len(paper_ids)
@@ -193,32 +200,51 @@ def _lemma_column(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     return frame.join(vocabulary.with_columns(lemma=pl.Series(lemmas, dtype=pl.String)), on=column, how="left")
 
 
-def _tokens(papers: pl.DataFrame) -> pl.DataFrame:
-    """One row per word of every paper, in order, with the chunk (stop-word-free run) it belongs to."""
-    tokens = (
+def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
+    """One row per word of every paper, in order: ``paper_idx``, ``code`` (its lemma's position in
+    the returned lemmas) and ``chunk``, the stop-word-free run it belongs to (never two papers')."""
+    pieces = (
         papers.lazy()
         .select(
-            "paper_id",
-            token=pl.col("normalized_text")
-            .str.replace_all(_SINGLE_TOKEN_PARENTHESIS, f" {_BREAK} ")
-            .str.replace_all(r"[.,;:!?()\[\]\"'/]+", f" {_BREAK} ")
-            .str.extract_all(f"{_TOKEN}|\\{_BREAK}"),
+            "paper_idx",
+            # One pass: a parenthesis holding one token, a punctuation mark, or a word.
+            token=pl.col("normalized_text").str.extract_all(
+                f"{_SINGLE_TOKEN_PARENTHESIS}|[.,;:!?()\\[\\]\"'/|]|{_TOKEN}"
+            ),
         )
         .explode("token")
         .drop_nulls("token")
-        .with_columns(
-            is_break=(pl.col("token") == _BREAK)
-            | pl.col("token").is_in(STOPWORDS)
-            | (pl.col("token").str.len_chars() < 2)
-            | (pl.col("token").str.contains(_ADVERB) & ~pl.col("token").is_in(_NOUNS_IN_LY))
-            | pl.col("token").shift(1).is_in(_BEFORE_VERB).fill_null(False)
-        )
-        .with_columns(chunk=pl.col("is_break").cum_sum())
-        .filter(~pl.col("is_break"))
-        .select("paper_id", "token", "chunk")
         .collect()
     )
-    return _lemma_column(tokens, "token").select("paper_id", "lemma", "chunk")
+    # Words are classified and singularised once per distinct spelling, then looked up by position.
+    # The streaming engine finds distinct strings several times faster than the in-memory one.
+    spellings = pieces.lazy().select(pl.col("token").unique()).collect(engine="streaming").sort("token").with_columns(
+        ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
+        | pl.col("token").is_in(STOPWORDS)
+        | (pl.col("token").str.len_chars() < 2)
+        | (pl.col("token").str.contains(_ADVERB) & ~pl.col("token").is_in(_NOUNS_IN_LY)),
+        before_verb=pl.col("token").is_in(_BEFORE_VERB),
+        lemma=pl.col("token").map_batches(
+            lambda tokens: pl.Series([singular(t) for t in tokens.to_list()], dtype=pl.String), return_dtype=pl.String
+        ),
+    )
+    lemmas = spellings["lemma"].unique().sort()
+    spellings = spellings.with_columns(code=pl.col("lemma").replace_strict(lemmas, pl.int_range(len(lemmas), dtype=pl.UInt32)))
+    spelling = pl.col("token").replace_strict(spellings["token"], pl.int_range(spellings.height, dtype=pl.UInt32))
+    flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
+    tokens = (
+        pieces.lazy()
+        .select("paper_idx", spelling=spelling)
+        .with_columns(starts_paper=pl.col("paper_idx") != pl.col("paper_idx").shift(1, fill_value=-1))
+        .with_columns(
+            is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
+        )
+        .with_columns(chunk=(pl.col("is_break") | pl.col("starts_paper")).cum_sum())
+        .filter(~pl.col("is_break"))
+        .select("paper_idx", code=pl.lit(spellings["code"]).gather(pl.col("spelling")), chunk="chunk")
+        .collect()
+    )
+    return tokens, lemmas
 
 
 def _normalise_phrase(phrase: pl.Expr) -> pl.Expr:
@@ -230,7 +256,9 @@ def _acronym_definitions(papers: pl.DataFrame) -> pl.DataFrame:
     """``paper_id``, ``alias`` (as written), ``key`` (its token), ``lemmas`` (the long form's words)."""
     rows = [
         (paper_id, definition.short_form, definition.long_form)
-        for paper_id, text in papers.select("paper_id", "text").iter_rows()
+        for paper_id, text in papers.filter(pl.col("text").str.contains(POSSIBLE_DEFINITION))
+        .select("paper_id", "text")
+        .iter_rows()
         for definition in find_definitions(text)
     ]
     frame = pl.DataFrame(rows, schema={"paper_id": pl.String, "alias": pl.String, "long_form": pl.String}, orient="row")
@@ -265,15 +293,7 @@ def _expansions(definitions: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame
     holds a majority. A key that is also written as an ordinary lower-case word ("rise" for
     RISE) is never expanded where it appears so: only capitals mark an acronym.
     """
-    keys = definitions["key"].unique()
-    lowercase_uses = (
-        papers.lazy()
-        .select("paper_id", key=pl.col("text").str.extract_all(r"\b\p{Ll}[\p{Ll}\p{N}]*\b"))
-        .explode("key")
-        .filter(pl.col("key").is_in(keys.implode()))
-        .unique()
-        .collect()
-    )
+    lowercase_uses = _lowercase_uses(papers, definitions["key"].unique())
     own = definitions.join(lowercase_uses, on=["paper_id", "key"], how="anti")
     votes = definitions.group_by("key", "lemmas").agg(papers=pl.len(), alias=pl.col("alias").mode().sort().first())
     majority = (
@@ -290,77 +310,108 @@ def _expansions(definitions: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def _expand_acronyms(tokens: pl.DataFrame, expansions: pl.DataFrame) -> pl.DataFrame:
-    """Replace each acronym token by its long form's words, in place, inside the same chunk."""
-    own = expansions.filter("defined").select("paper_id", lemma="key", own="lemmas")
-    borrowed = expansions.filter(~pl.col("defined")).select(lemma="key", borrowed="lemmas")
-    return (
-        tokens.join(own, on=["paper_id", "lemma"], how="left", maintain_order="left")
-        .join(borrowed, on="lemma", how="left", maintain_order="left")
-        .with_columns(lemma=pl.coalesce("own", "borrowed", pl.concat_list("lemma")))
-        .explode("lemma")
-        .select("paper_id", "lemma", "chunk")
+def _lowercase_uses(papers: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
+    """``paper_id``, ``key``: the papers that write a key as a whole lower-case word ("rise")."""
+    # Only a key of lower-case letters and digits can be written so.
+    written = keys.filter(keys.str.contains(r"^\p{Ll}[\p{Ll}\p{N}]*$")).sort().to_list()
+    patterns = [
+        r"\b(?:" + "|".join(re.escape(key) for key in written[start: start + _KEYS_PER_PATTERN]) + r")\b"
+        for start in range(0, len(written), _KEYS_PER_PATTERN)
+    ]
+    return pl.concat(
+        [pl.DataFrame(schema={"paper_id": pl.String, "key": pl.String}).lazy()]
+        + [papers.lazy().select("paper_id", key=pl.col("text").str.extract_all(pattern)).explode("key")
+           for pattern in patterns]
+    ).drop_nulls("key").unique().collect()
+
+
+def _expand_acronyms(tokens: pl.DataFrame, lemmas: pl.Series, expansions: pl.DataFrame,
+                     paper_ids: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
+    """Replace each acronym token by its long form's words, in place, inside the same chunk.
+
+    Long forms may bring words the text never uses alone: they join the lemmas, after the others.
+    """
+    lemmas = pl.concat([lemmas, expansions["lemmas"].explode().unique().sort()]).unique(maintain_order=True)
+    code = lambda words: words.replace_strict(lemmas, pl.int_range(len(lemmas), dtype=pl.UInt32))  # noqa: E731
+    expansions = (
+        expansions.filter(pl.col("key").is_in(lemmas.implode()))
+        .with_row_index("expansion")
+        .explode("lemmas")
+        .with_columns(code=code(pl.col("key")), word=code(pl.col("lemmas")))
+        .group_by("expansion", maintain_order=True)
+        .agg(pl.col("paper_id", "defined", "code").first(), codes="word")
     )
+    own = (
+        expansions.filter("defined")
+        .join(pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx"), on="paper_id")
+        .select("paper_idx", "code", own="codes")
+    )
+    borrowed = expansions.filter(~pl.col("defined")).select("code", borrowed="codes")
+    expanded = (
+        tokens.join(own, on=["paper_idx", "code"], how="left", maintain_order="left")
+        .join(borrowed, on="code", how="left", maintain_order="left")
+        .with_columns(code=pl.coalesce("own", "borrowed", pl.concat_list("code")))
+        .explode("code")
+        .select("paper_idx", "code", "chunk")
+    )
+    return expanded, lemmas
 
 
-def _ngrams(tokens: pl.DataFrame, paper_ids: pl.Series, max_words: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Every run of 1..max_words words inside one chunk, counted per paper.
 
     Returns ``grams`` (``paper_idx``, ``term_idx``, ``count``, ``heads``) and the ``vocabulary``
     (``term_idx``, ``term``) they index, numbered in the terms' sort order so ties break
-    alphabetically on integers. Words are integer-coded while counting: strings are built once
-    per distinct n-gram, not once per occurrence.
+    alphabetically on integers. An n-gram is numbered by the pair (its first n-1 words' number,
+    its last word), so each occurrence is one integer and each distinct n-gram's text is built once.
 
     ``heads`` counts the occurrences that end their chunk. English noun phrases end in their
     head noun, so a candidate that rarely ends a chunk is a modifier ("erroneous") or a cut
     phrase ("rotor-invariant shift" of "rotor-invariant shift estimation").
     """
-    lemmas = tokens.select(pl.col("lemma").unique().sort()).with_row_index("code")
-    papers = pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx")
-    coded = (
-        tokens.join(lemmas, on="lemma", maintain_order="left")
-        .join(papers, on="paper_id", maintain_order="left")
-        .select("paper_idx", "code", "chunk")
-    )
-    word_columns = [f"w{i}" for i in range(max_words)]
-    grams = []
+    paper_idx = tokens["paper_idx"].to_numpy().astype(np.uint64)
+    code = tokens["code"].to_numpy().astype(np.int64)
+    chunk = tokens["chunk"].to_numpy()
+    n_tokens, n_lemmas = len(code), len(lemmas)
+    starts = np.arange(n_tokens)  # the tokens an n-gram starts at
+    number = code  # at each start, the number of the n-gram starting there; here n = 1
+    texts = [lemmas]  # per length, the text of each number
+    first_id = 0  # numbers of each length are offset past those of shorter n-grams: one id space
+    occurrences = []
     for n in range(1, max_words + 1):
-        last = n - 1
-
-        def same_run(offset: int) -> pl.Expr:
-            return (pl.col("chunk").shift(-offset) == pl.col("chunk")) & (
-                pl.col("paper_idx").shift(-offset) == pl.col("paper_idx")
-            )
-
-        grams.append(
-            coded.lazy()
-            .select(
-                "paper_idx",
-                *(pl.col("code").shift(-i).alias(f"w{i}") if i < n else pl.lit(None, pl.UInt32).alias(f"w{i}")
-                  for i in range(max_words)),
-                keep=same_run(last),
-                head=~same_run(n).fill_null(False),
-            )
-            .filter(pl.col("keep"))
-            .drop("keep")
-        )
-    counted = (
-        pl.concat(grams)
-        .group_by("paper_idx", *word_columns)
-        .agg(count=pl.len().cast(pl.Int32), heads=pl.col("head").sum().cast(pl.Int32))
-        .collect()
-    )
-    spelled = lemmas.select(code="code", lemma="lemma")
-    distinct = counted.select(word_columns).unique()
-    for column in word_columns:
-        distinct = distinct.join(spelled.rename({"code": column, "lemma": f"{column}_text"}), on=column, how="left")
-    distinct = distinct.with_columns(
-        term=pl.concat_str([f"{c}_text" for c in word_columns], separator=" ", ignore_nulls=True)
-    ).sort("term").with_row_index("term_idx")
-    grams = counted.join(distinct.select("term_idx", *word_columns), on=word_columns, nulls_equal=True).select(
-        "paper_idx", "term_idx", "count", "heads"
-    )
-    return grams, distinct.select("term_idx", "term")
+        if n > 1:
+            starts = starts[starts + n - 1 < n_tokens]
+            starts = starts[chunk[starts + n - 1] == chunk[starts]]
+            pair = number[starts] * n_lemmas + code[starts + n - 1]
+            distinct = np.unique(pair)
+            number = np.zeros(n_tokens, dtype=np.int64)
+            number[starts] = np.searchsorted(distinct, pair)
+            texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
+        ends = starts + n
+        head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
+        ids = (number[starts] + first_id).astype(np.uint64)
+        # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
+        occurrences.append((paper_idx[starts] << np.uint64(33)) | (ids << np.uint64(1)) | head)
+        first_id += len(texts[-1])
+    packed = pl.Series(np.concatenate(occurrences)).sort().to_numpy()
+    keys = packed >> np.uint64(1)
+    firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    keys = keys[firsts]
+    ids = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    # Vocabulary: the n-grams that occur, numbered in text order.
+    present = np.flatnonzero(np.bincount(ids, minlength=first_id))
+    terms = pl.concat(texts).gather(present)
+    order = terms.arg_sort().to_numpy()
+    term_idx = np.empty(first_id, dtype=np.uint32)
+    term_idx[present[order]] = np.arange(len(present), dtype=np.uint32)
+    grams = pl.DataFrame({
+        "paper_idx": (keys >> np.uint64(32)).astype(np.uint32),
+        "term_idx": term_idx[ids],
+        "count": np.diff(np.r_[firsts, len(packed)]).astype(np.int32),
+        "heads": np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts),
+    })
+    vocabulary = pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
+    return grams, vocabulary
 
 
 def variant_key(term: pl.Expr) -> pl.Expr:
@@ -420,58 +471,81 @@ def _capitalised_words(papers: pl.DataFrame) -> pl.Series:
 def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series,
            max_terms: int) -> tuple[pl.DataFrame, TermWeights]:
     """TF-IDF, scaled by how often the term ends a noun phrase, halved inside a longer phrase:
-    each paper's ``max_terms`` best, ranked, and every weight as a matrix."""
-    # A phrase's two sub-phrases one word shorter, for phrases that end noun phrases.
+    each paper's ``max_terms`` best, ranked, and every weight as a matrix.
+
+    Rows are (paper, term) pairs held as NumPy arrays in (paper, term) order: per-paper sums and
+    ranks are then runs of a sorted array, with no hashing of 10^7 keys."""
+    pairs = (grams["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | grams["term_idx"].to_numpy()
+    in_order = np.argsort(pairs)
+    pairs, count = pairs[in_order], grams["count"].to_numpy()[in_order]
+    paper, term = pairs >> np.uint64(32), (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    idf, head_share, n_words, doc_freq = (
+        _by_term(terms, column, vocabulary.height) for column in ("idf", "head_share", "n_words", "doc_freq")
+    )
+    enclosing = _enclosing_counts(pairs, term, count, terms, vocabulary)
+    tfidf = (
+        (1 + np.log(count)) * idf[term]
+        * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * head_share[term])
+        * np.where(n_words[term] > 1, _PHRASE_BONUS, 1.0)
+        * np.where(enclosing >= count, _SUBSUMED_DISCOUNT, 1.0)
+    )
+    n_papers = len(paper_ids)
+    norms = np.sqrt(np.bincount(paper, weights=tfidf**2, minlength=n_papers))
+    weight = np.round(tfidf / norms[paper], 8)
+    # Best first within each paper; the stable sort keeps equal weights in term (alphabetical) order.
+    descending = (paper << np.uint64(27)) | (_WEIGHT_STEPS - np.round(weight * _WEIGHT_STEPS).astype(np.uint64))
+    order = np.argsort(descending, kind="stable")
+    paper, term, count, weight = paper[order], term[order], count[order], weight[order]
+    paper_starts = np.searchsorted(paper, np.arange(n_papers, dtype=np.uint64))
+    rank = np.arange(len(paper)) - paper_starts[paper] + 1
+    shared = doc_freq[term] >= 2
+    shared_seen = np.cumsum(shared)
+    shared_rank = shared_seen - (shared_seen - shared)[paper_starts[paper]]
+    linking = shared & (shared_rank <= MAX_SHARED_TERMS_PER_PAPER)
+    weights = TermWeights(
+        csr_matrix((weight[linking], (paper[linking], term[linking])), shape=(n_papers, vocabulary.height)),
+        paper_ids,
+        vocabulary["term"].to_numpy(),
+    )
+    best = rank <= max_terms
+    return pl.DataFrame(
+        {
+            "paper_id": paper_ids.gather(paper[best]),
+            "term": vocabulary["term"].gather(term[best]),
+            "occurrences": count[best],
+            "weight": weight[best],
+            "rank": rank[best],
+        }
+    ).cast(PAPER_TERM_SCHEMA), weights
+
+
+def _by_term(terms: pl.DataFrame, column: str, n_terms: int) -> np.ndarray:
+    """A column of ``terms`` as an array indexed by ``term_idx`` (zero for dropped terms)."""
+    values = np.zeros(n_terms, dtype=terms[column].to_numpy().dtype)
+    values[terms["term_idx"].to_numpy()] = terms[column].to_numpy()
+    return values
+
+
+def _enclosing_counts(pairs: np.ndarray, term: np.ndarray, count: np.ndarray, terms: pl.DataFrame,
+                      vocabulary: pl.DataFrame) -> np.ndarray:
+    """For each (paper, term) pair, in sorted order, the most occurrences in the paper of a phrase one
+    word longer that holds the term and ends noun phrases (0 when none)."""
     by_text = vocabulary.rename({"term": "inner", "term_idx": "inner_idx"})
     parts = terms.filter((pl.col("head_share") >= 0.5) & (pl.col("n_words") >= 2)).select(
         "term_idx", first=pl.col("term").str.replace(r" [^ ]+$", ""), rest=pl.col("term").str.replace(r"^[^ ]+ ", "")
     )
-    parts = pl.concat([parts.select("term_idx", inner="first"), parts.select("term_idx", inner="rest")]).join(
-        by_text, on="inner"
-    )
-    # (paper, term) pairs as one integer: Polars groups and joins one key much faster than two.
-    pair = lambda term: pl.col("paper_idx").cast(pl.UInt64) * (1 << 32) + pl.col(term)  # noqa: E731
-    enclosing = (
-        grams.join(parts.select("term_idx", "inner_idx"), on="term_idx")
-        .group_by(pair=pair("inner_idx"))
-        .agg(enclosing=pl.col("count").max())
-    )
-    scored = (
-        grams.with_columns(pair=pair("term_idx"))
-        .join(terms.select("term_idx", "idf", "head_share", "n_words", "doc_freq"), on="term_idx")
-        .join(enclosing, on="pair", how="left")
-        .with_columns(
-            tfidf=(1 + pl.col("count").log()) * pl.col("idf")
-            * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * pl.col("head_share"))
-            * pl.when(pl.col("n_words") > 1).then(_PHRASE_BONUS).otherwise(1.0)
-            * pl.when(pl.col("enclosing") >= pl.col("count")).then(_SUBSUMED_DISCOUNT).otherwise(1.0)
-        )
-        .with_columns(weight=(pl.col("tfidf") / pl.col("tfidf").pow(2).sum().over("paper_idx").sqrt()).round(8))
-        # In (paper, term) order, an ordinal rank breaks equal weights by term, the alphabetical order.
-        .sort("pair")
-        .with_columns(rank=pl.col("weight").rank("ordinal", descending=True).over("paper_idx").cast(pl.Int32))
-    )
-    shared = scored.filter(pl.col("doc_freq") >= 2).filter(
-        pl.col("weight").rank("ordinal", descending=True).over("paper_idx") <= MAX_SHARED_TERMS_PER_PAPER
-    )
-    weights = TermWeights(
-        csr_matrix(
-            (shared["weight"].to_numpy(), (shared["paper_idx"].to_numpy(), shared["term_idx"].to_numpy())),
-            shape=(len(paper_ids), vocabulary.height),
-        ),
-        paper_ids,
-        vocabulary["term"].to_numpy(),
-    )
-    scored = scored.filter(pl.col("rank") <= max_terms).sort("paper_idx", "rank")
-    return pl.DataFrame(
-        {
-            "paper_id": paper_ids.gather(scored["paper_idx"]),
-            "term": vocabulary["term"].gather(scored["term_idx"]),
-            "occurrences": scored["count"],
-            "weight": scored["weight"],
-            "rank": scored["rank"],
-        }
-    ).cast(PAPER_TERM_SCHEMA), weights
+    enclosing = np.zeros(len(pairs), dtype=count.dtype)
+    paper_bits = pairs & ~np.uint64(0xFFFFFFFF)
+    for column in ("first", "rest"):  # a phrase's two sub-phrases one word shorter
+        found = parts.join(by_text, left_on=column, right_on="inner")
+        inner = np.full(vocabulary.height, -1, dtype=np.int64)
+        inner[found["term_idx"].to_numpy()] = found["inner_idx"].to_numpy()
+        rows = np.flatnonzero(inner[term] >= 0)
+        wanted = paper_bits[rows] | inner[term[rows]].astype(np.uint64)
+        targets = np.minimum(np.searchsorted(pairs, wanted), len(pairs) - 1)
+        found = pairs[targets] == wanted  # the sub-phrase may have been dropped as a stock phrase
+        np.maximum.at(enclosing, targets[found], count[rows[found]])
+    return enclosing
 
 
 def _acronym_aliases(expansions: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:
