@@ -26,6 +26,7 @@ import polars as pl
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from paperhouse.arrays import sorted_unique
 from paperhouse.normalize import words
 
 _U64 = np.uint64
@@ -98,7 +99,8 @@ def paper_id_for(normalized_words: str) -> str:
 
 
 def shingle_table(word_lists: pl.Series, shingle_size: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Word hashes and word-shingle hashes of each text, as (doc, hash) frames (repeats kept).
+    """Word hashes and word-shingle hashes of each text, as (doc, hash) frames in doc order
+    (repeats kept).
 
     Words are hashed once per distinct word (through an Enum of the vocabulary), never
     per occurrence. A text shorter than one shingle contributes its words as shingles,
@@ -123,7 +125,7 @@ def shingle_table(word_lists: pl.Series, shingle_size: int) -> tuple[pl.DataFram
     short = ~has_shingle[doc]
     shingles = pl.DataFrame(
         {"doc": np.concatenate([doc[start], doc[short]]), "hash": np.concatenate([shingle, token_hash[short]])}
-    )
+    ).sort("doc", maintain_order=True)
     return pl.DataFrame({"doc": doc, "hash": token_hash}), shingles
 
 
@@ -202,28 +204,42 @@ def candidate_pairs(signature: np.ndarray, sizes: np.ndarray, params: DedupParam
 
 
 def set_overlap(pairs: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFrame:
-    """Intersection, Jaccard and containment of the hash sets of each (a, b) pair."""
-    involved = np.unique(np.concatenate([pairs["a"].to_numpy(), pairs["b"].to_numpy()]))
-    sets = sets.filter(pl.Series(np.isin(sets["doc"].to_numpy(), involved))).unique()
-    sizes = sets.group_by("doc").len()
-    shared = (
-        pairs.join(sets, left_on="a", right_on="doc")
-        .join(sets, left_on=["b", "hash"], right_on=["doc", "hash"], how="semi")
-        .group_by("a", "b")
-        .len("shared")
-    )
-    overlap = (
-        pairs.join(shared, on=["a", "b"], how="left")
-        .join(sizes.rename({"doc": "a", "len": "size_a"}), on="a", how="left")
-        .join(sizes.rename({"doc": "b", "len": "size_b"}), on="b", how="left")
-        .with_columns(pl.col("shared", "size_a", "size_b").fill_null(0).cast(pl.Float64))
-    )
-    smaller = pl.min_horizontal("size_a", "size_b")
-    return overlap.with_columns(
-        jaccard=(pl.col("shared") / pl.max_horizontal(pl.col("size_a") + pl.col("size_b") - pl.col("shared"), 1)),
-        containment=pl.col("shared") / pl.max_horizontal(smaller, 1),
+    """Intersection, Jaccard and containment of the hash sets of each (a, b) pair (``sets``: (doc,
+    hash) rows in doc order, repeats allowed)."""
+    doc = sets["doc"].to_numpy()
+    a, b = pairs["a"].to_numpy().astype(doc.dtype), pairs["b"].to_numpy().astype(doc.dtype)
+    involved = sorted_unique(np.concatenate([a, b]))
+    # Pairs involve few texts: their rows are read as ranges of the doc-ordered rows, not searched for.
+    rows = _ranges(np.searchsorted(doc, involved, "left"), np.searchsorted(doc, involved, "right"))
+    # (doc, hash) as one sorted integer: hashes numbered densely below 2**32, the doc above.
+    hashes = sets["hash"].to_numpy()[rows]
+    hash_number = np.searchsorted(sorted_unique(hashes), hashes).astype(_U64)
+    members = sorted_unique((doc[rows].astype(_U64) << _U64(32)) | hash_number)
+    member_doc = members >> _U64(32)
+    first, last = np.searchsorted(member_doc, a, "left"), np.searchsorted(member_doc, a, "right")
+    size_a = last - first
+    size_b = np.searchsorted(member_doc, b, "right") - np.searchsorted(member_doc, b, "left")
+    # Each member of a, looked up among the members of b.
+    of_a = _ranges(first, last)
+    pair = np.repeat(np.arange(len(a)), size_a)
+    wanted = (b[pair].astype(_U64) << _U64(32)) | (members[of_a] & _MASK32)
+    found = members[np.minimum(np.searchsorted(members, wanted), len(members) - 1)] == wanted
+    shared = np.bincount(pair[found], minlength=len(a)).astype(np.float64)
+    smaller = np.minimum(size_a, size_b).astype(np.float64)
+    return pairs.with_columns(
+        shared=shared,
+        size_a=size_a.astype(np.float64),
+        size_b=size_b.astype(np.float64),
+        jaccard=shared / np.maximum(size_a + size_b - shared, 1),
+        containment=shared / np.maximum(smaller, 1),
         min_size=smaller,
     )
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The indices of every range [start, end), concatenated."""
+    lengths = ends - starts
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
 
 
 def verify_pairs(pairs: pl.DataFrame, shingles: pl.DataFrame, word_sets: pl.DataFrame, params: DedupParams) -> pl.DataFrame:

@@ -34,6 +34,7 @@ import polars as pl
 from scipy.sparse import csr_matrix
 
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
+from paperhouse.arrays import sorted_unique
 
 FUNCTION_WORDS = frozenset(
     """a about above across after again against all almost also although always among an and another any are
@@ -383,7 +384,7 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
             starts = starts[starts + n - 1 < n_tokens]
             starts = starts[chunk[starts + n - 1] == chunk[starts]]
             pair = number[starts] * n_lemmas + code[starts + n - 1]
-            distinct = np.unique(pair)
+            distinct = sorted_unique(pair)
             number = np.zeros(n_tokens, dtype=np.int64)
             number[starts] = np.searchsorted(distinct, pair)
             texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
