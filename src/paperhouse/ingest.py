@@ -271,8 +271,13 @@ class DecodedContent(NamedTuple):
     reject_reason: str | None = None
 
 
-_CONTENT_SCHEMA = {"file_sha256": pl.String, "file_bytes": pl.Int64, "encoding": pl.String, "text": pl.String,
-                   "reject_reason": pl.String}
+_CONTENT_SCHEMA = {
+    "file_sha256": pl.String,
+    "file_bytes": pl.Int64,
+    "encoding": pl.String,
+    "text": pl.String,
+    "reject_reason": pl.String,
+}
 
 
 def decode_content(data: bytes, digest: str) -> DecodedContent:
