@@ -25,9 +25,10 @@ import os
 import re
 import stat
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 import polars as pl
 
@@ -132,7 +133,7 @@ SEED_FILE_SCHEMA = {
 _READ_ATTEMPTS = 3
 # New contents are parsed in batches of about this many bytes: many small files share one pass
 # through Polars, and a folder of any size is never held in memory as text all at once.
-_BATCH_BYTES = 32 << 20
+_BATCH_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -360,27 +361,51 @@ def read_folder(
     (not a file, unreadable, changing while read) are listed as ``unread`` with the reason.
     """
     files: dict[str, list] = {name: [] for name in SEED_FILE_SCHEMA}
-    parsed: list[pl.DataFrame] = []
-    batch: list[DecodedContent] = []
-    batch_bytes = 0
-    seen = set(known)
-    for entry in scan_folder(seeds_dir, glob):
-        snapshot = Snapshot(None, None, entry.problem) if entry.problem else read_snapshot(entry.path)
-        if snapshot.data is None:
-            status, size = "unread", None
-        else:
-            status, size = ("reused" if snapshot.sha256 in known else "parsed"), len(snapshot.data)
-            if snapshot.sha256 not in seen:
+
+    def new_contents() -> Iterator[DecodedContent]:
+        """Each content not seen before, decoded; every entry read is listed in ``files`` on the way."""
+        seen = set(known)
+        for entry in scan_folder(seeds_dir, glob):
+            snapshot = Snapshot(None, None, entry.problem) if entry.problem else read_snapshot(entry.path)
+            if snapshot.data is None:
+                status, size = "unread", None
+            else:
+                status, size = ("reused" if snapshot.sha256 in known else "parsed"), len(snapshot.data)
+            for name, value in zip(SEED_FILE_SCHEMA, (entry.name, snapshot.sha256, size, status, snapshot.problem)):
+                files[name].append(value)
+            if snapshot.data is not None and snapshot.sha256 not in seen:
                 seen.add(snapshot.sha256)
-                batch.append(decode_content(snapshot.data, snapshot.sha256))
-                batch_bytes += size
-                if batch_bytes >= _BATCH_BYTES:
-                    parsed.append(_parse_batch(batch, rules))
-                    batch, batch_bytes = [], 0
-        for name, value in zip(SEED_FILE_SCHEMA, (entry.name, snapshot.sha256, size, status, snapshot.problem)):
-            files[name].append(value)
-    parsed.append(_parse_batch(batch, rules))
-    return FolderRead(files=pl.DataFrame(files, schema=SEED_FILE_SCHEMA), parsed=pl.concat(parsed))
+                yield decode_content(snapshot.data, snapshot.sha256)
+
+    parsed = _parse_in_batches(new_contents(), rules)
+    return FolderRead(files=pl.DataFrame(files, schema=SEED_FILE_SCHEMA), parsed=parsed)
+
+
+def _parse_in_batches(contents: Iterable[DecodedContent], rules: AcceptanceRules) -> pl.DataFrame:
+    """The judged rows of the contents, a batch at a time: Polars parses one batch in a worker
+    thread while the main thread reads and decodes the next, and no more than two are held."""
+    parsed = [pl.DataFrame(schema=PARSED_RECORD_SCHEMA)]
+    in_flight: Future[pl.DataFrame] | None = None
+    with ThreadPoolExecutor(max_workers=1) as polars_worker:
+        for batch in _batched(contents, _BATCH_BYTES):
+            if in_flight is not None:
+                parsed.append(in_flight.result())
+            in_flight = polars_worker.submit(_parse_batch, batch, rules)
+        if in_flight is not None:
+            parsed.append(in_flight.result())
+    return pl.concat(parsed)
+
+
+def _batched(contents: Iterable[DecodedContent], max_bytes: int) -> Iterator[list[DecodedContent]]:
+    batch, batch_bytes = [], 0
+    for content in contents:
+        batch.append(content)
+        batch_bytes += content.file_bytes
+        if batch_bytes >= max_bytes:
+            yield batch
+            batch, batch_bytes = [], 0
+    if batch:
+        yield batch
 
 
 def _parse_batch(contents: list[DecodedContent], rules: AcceptanceRules) -> pl.DataFrame:
