@@ -46,8 +46,8 @@ def test_unchanged_files_are_hashed_not_parsed_and_give_the_same_records(folder,
     import paperhouse.ingest as ingest_module
 
     parsed = []
-    real_parse = ingest_module.parse_file
-    monkeypatch.setattr(ingest_module, "parse_file", lambda data, digest: parsed.append(digest) or real_parse(data, digest))
+    real_decode = ingest_module.decode_content
+    monkeypatch.setattr(ingest_module, "decode_content", lambda data, digest: parsed.append(digest) or real_decode(data, digest))
     second = ingest(database=database, folder=folder)
     assert parsed == []  # nothing parsed again
     assert set(statuses(second).values()) == {"reused"}
@@ -91,8 +91,8 @@ def test_one_content_in_two_new_files_is_parsed_once(tmp_path, monkeypatch):
     for name in ("a.txt", "b.txt"):
         (folder / name).write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[0]}\n")
     parsed = []
-    real_parse = ingest_module.parse_file
-    monkeypatch.setattr(ingest_module, "parse_file", lambda data, digest: parsed.append(digest) or real_parse(data, digest))
+    real_decode = ingest_module.decode_content
+    monkeypatch.setattr(ingest_module, "decode_content", lambda data, digest: parsed.append(digest) or real_decode(data, digest))
     intake = ingest(database=tmp_path / "build.duckdb", folder=folder)
     assert len(parsed) == 1 and intake.records.height == 2
 

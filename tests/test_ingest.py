@@ -1,10 +1,13 @@
+import re
 import textwrap
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from paperhouse.ingest import AcceptanceRules, parse_header, read_records, split_paragraphs
+import paperhouse.ingest as ingest_module
+from corpus import SEEDS, awkward_texts
+from paperhouse.ingest import AcceptanceRules, DecodedContent, parse_contents, parse_header, read_records
 
 ABSTRACT = (
     "Large language models are increasingly used as general problem solvers, yet their reasoning "
@@ -33,16 +36,74 @@ def test_header_gives_venue_and_year(header, venue, year):
     assert (parsed.venue, parsed.year) == (venue, year)
 
 
+def parse(*texts: str) -> pl.DataFrame:
+    """The parsed rows of texts given as decoded file contents, the i-th with SHA-256 ``str(i)``."""
+    return parse_contents([DecodedContent(str(i), len(text), "utf-8", text) for i, text in enumerate(texts)])
+
+
 def test_paragraphs_split_on_blank_lines_and_header_is_not_an_abstract():
-    header, paragraphs = split_paragraphs("ICLR 2026 Papers\r\n\r\nfirst\r\nline two\r\n \r\n\r\nsecond\r\n")
-    assert header.text == "ICLR 2026 Papers"
-    assert paragraphs == ["first\nline two", "second"]
+    rows = parse("ICLR 2026 Papers\r\n\r\nfirst\r\nline two\r\n \r\n\r\nsecond\r\n")
+    assert rows["header"].to_list() == ["ICLR 2026 Papers"] * 2
+    assert rows["raw_text"].to_list() == ["first\nline two", "second"]
+    assert rows["record_no"].to_list() == [1, 2]
 
 
 def test_file_without_header_starts_with_record_one():
-    header, paragraphs = split_paragraphs(ABSTRACT + "\n\n" + ABSTRACT)
-    assert header.text is None
-    assert len(paragraphs) == 2
+    rows = parse(ABSTRACT + "\n\n" + ABSTRACT)
+    assert rows["header"].to_list() == [None, None]
+    assert rows["record_no"].to_list() == [1, 2]
+
+
+def split_by_definition(text: str) -> tuple[str | None, list[str]]:
+    """Header and paragraphs as the plain definition has them: the pieces between blank lines
+    (lines of spaces, tabs, form feeds, no-break or ideographic spaces), outer line breaks
+    stripped, pieces of whitespace dropped; a short first line that ends no sentence is the header."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    paragraphs = [p.strip("\n") for p in re.split(r"\n[ \t\f\v\u00a0\u3000]*\n", text)]
+    paragraphs = [p for p in paragraphs if p.strip()]
+    if not paragraphs:
+        return None, []
+    first_line, _, rest = paragraphs[0].partition("\n")
+    line = first_line.strip()
+    if not (0 < len(line) <= 120 and len(line.split()) <= 16 and not line.endswith((".", "!", "?", "。"))):
+        return None, paragraphs
+    return line, ([rest] if rest.strip() else []) + paragraphs[1:]
+
+
+def test_polars_split_gives_the_paragraphs_of_the_plain_definition():
+    texts = awkward_texts() + [path.read_text(encoding="utf-8") for path in sorted(SEEDS.glob("*.txt"))]
+    rows = parse(*texts).sort("file_sha256", "record_no", nulls_last=False)
+    by_content = {sha: group for (sha,), group in rows.group_by("file_sha256", maintain_order=True)}
+    for i, text in enumerate(texts):
+        header, paragraphs = split_by_definition(text)
+        got = by_content[str(i)]
+        assert set(got["header"]) == {header}, repr(text)
+        if paragraphs:
+            assert got["raw_text"].to_list() == paragraphs, repr(text)
+            assert got["record_no"].to_list() == list(range(1, len(paragraphs) + 1))
+        else:
+            assert got["reject_reason"].to_list() == ["header only, no abstracts" if header else "no paragraphs"]
+
+
+def test_contents_parsed_together_keep_their_own_headers_and_numbering():
+    rows = parse("ICLR 2026 Papers\n\none\n\ntwo", "NeurIPS 2025 Papers\n\n", "It ends.\n\nSo does this.")
+    assert rows.sort("file_sha256", "record_no", nulls_last=False).select(
+        "file_sha256", "venue", "year", "record_no", "raw_text", "reject_reason"
+    ).rows() == [
+        ("0", "ICLR", 2026, 1, "one", None),
+        ("0", "ICLR", 2026, 2, "two", None),
+        ("1", "NeurIPS", 2025, None, None, "header only, no abstracts"),
+        ("2", None, None, 1, "It ends.", None),
+        ("2", None, None, 2, "So does this.", None),
+    ]
+
+
+def test_parsing_in_small_batches_gives_the_same_records(tmp_path, monkeypatch):
+    for i, text in enumerate(awkward_texts(20)):
+        write(tmp_path, f"{i:02d}.txt", text)
+    whole = read_records(tmp_path)
+    monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 1)  # one content per batch
+    assert read_records(tmp_path).equals(whole)
 
 
 def test_hard_wrapped_lines_are_joined_and_provenance_kept(tmp_path):
@@ -66,7 +127,7 @@ def test_bad_paragraphs_are_rejected_with_reasons_and_still_numbered(tmp_path):
     assert reasons[1] is None and reasons[5] is None
     assert reasons[2].startswith("too short")
     assert reasons[3].startswith("too long")
-    assert reasons[4].startswith("not prose")
+    assert reasons[4] == "not prose: only 0% of characters are letters"
     assert records.filter(pl.col("record_no") == 3)["raw_text"][0] is None  # the blob is not stored
     assert len(records.filter(pl.col("record_no") == 3)["excerpt"][0]) == AcceptanceRules().excerpt_chars
 
@@ -87,3 +148,11 @@ def test_unusable_files_become_one_rejected_row_each(tmp_path):
     assert by_file["undecodable.txt"]["reject_reason"].startswith("cannot be decoded")
     assert by_file["it's; DROP TABLE x.txt"]["reject_reason"] is None
     assert all(by_file[name]["record_no"] is None for name in ("empty.txt", "binary.txt", "header_only.txt"))
+
+
+def test_letter_share_counts_letters_of_any_script(tmp_path):
+    prose = "Модели 语言 models " * 8  # 14 letters in every 17 characters
+    mostly_numbers = "Table 4: 12.5 31.0 77.2 (±0.4) 18.9 " * 6  # 30 letters in 215 characters, trimmed
+    write(tmp_path, "list.txt", f"{prose}\n\n{mostly_numbers}\n")
+    reasons = read_records(tmp_path)["reject_reason"].to_list()
+    assert reasons == [None, "not prose: only 14% of characters are letters"]

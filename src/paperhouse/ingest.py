@@ -10,6 +10,10 @@ Reading is split so that runs can be incremental: ``read_folder`` hashes every f
 parses only contents it is not told are ``known`` (``paperhouse.parse_cache`` keeps the
 parsed rows of each content by SHA-256); ``assemble_records`` puts the folder's records
 together from new and cached rows. ``read_records`` is both, with nothing known.
+
+Parsing happens in Polars, on batches of file contents: each decoded file is one row, split at
+blank lines and exploded into one row per paragraph, then judged and normalised with string
+expressions. No paragraph becomes a Python object, and memory is bounded by the batch.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ import os
 import re
 import stat
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator, NamedTuple
 
 import polars as pl
 
@@ -30,7 +36,7 @@ from paperhouse.encoding import UndecodableFile, decode
 from paperhouse.normalize import clean_text, normalized_text
 
 # A paragraph ends at a line that is empty or holds only whitespace.
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t\f\v\u00a0\u3000]*\n")
+_PARAGRAPH_BREAK = r"\n[ \t\f\v\u00a0\u3000]*\n"
 # Control characters that survive ``clean_text`` (which turns tab, line breaks and form feed into spaces).
 _CONTROL_CHARS = r"[\x00-\x08\x0e-\x1f\x7f]"
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
@@ -64,8 +70,7 @@ class AcceptanceRules:
     excerpt_chars: int = 200
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(NamedTuple):
     text: str | None
     venue: str | None
     year: int | None
@@ -80,23 +85,38 @@ def parse_header(line: str) -> Header:
     return Header(text=line, venue=venue or None, year=year)
 
 
-def _is_header(line: str) -> bool:
-    line = line.strip()
-    return 0 < len(line) <= 120 and len(line.split()) <= 16 and not line.endswith((".", "!", "?", "。"))
+def _header_of(first_line: str) -> Header:
+    """A short first line that ends no sentence names the list; any other line is no header."""
+    line = first_line.strip()
+    if 0 < len(line) <= 120 and len(line.split()) <= 16 and not line.endswith((".", "!", "?", "。")):
+        return parse_header(line)
+    return Header(None, None, None)
 
 
-def split_paragraphs(text: str) -> tuple[Header, list[str]]:
-    """Split a decoded file into its header and its paragraphs (line breaks kept)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    paragraphs = [p.strip("\n") for p in _PARAGRAPH_BREAK.split(text)]
-    paragraphs = [p for p in paragraphs if p.strip()]
-    if not paragraphs:
-        return Header(None, None, None), []
-    first_line, _, rest_of_first = paragraphs[0].partition("\n")
-    if not _is_header(first_line):
-        return Header(None, None, None), paragraphs
-    remaining = ([rest_of_first] if rest_of_first.strip() else []) + paragraphs[1:]
-    return parse_header(first_line.strip()), remaining
+def _has_content(text: pl.Expr) -> pl.Expr:
+    """Holds more than whitespace, as Python's ``str.strip`` sees it: Unicode spaces and the
+    information separators U+001C to U+001F."""
+    return text.str.contains(r"[^\s\x1c-\x1f]")
+
+
+def split_paragraphs(texts: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per paragraph (line breaks kept) of each decoded ``text``, in order, with the
+    other columns of its file; paragraphs of whitespace only are dropped."""
+    paragraphs = (
+        pl.col("text")
+        .str.replace_all("\r\n", "\n", literal=True)
+        .str.replace_all("\r", "\n", literal=True)
+        # Each blank line becomes exactly "\n\n": what is left between them holds no "\n\n" (the
+        # pattern would have matched there first), so a literal split cuts at the breaks and only there.
+        .str.replace_all(_PARAGRAPH_BREAK, "\n\n")
+        .str.split("\n\n")
+    )
+    return (
+        texts.with_columns(paragraphs)
+        .explode("text")
+        .with_columns(pl.col("text").str.strip_chars("\n"))
+        .filter(_has_content(pl.col("text")))
+    )
 
 
 SOURCE_RECORD_SCHEMA = {**RECORD_SCHEMA, "text": pl.String, "excerpt": pl.String, "normalized_text": pl.String}
@@ -110,8 +130,10 @@ SEED_FILE_SCHEMA = {
     "status": pl.String,  # parsed | reused (unchanged content, parse cache) | unread (see reason)
     "reason": pl.String,
 }
-_UNREAD_COLUMNS = ("file_sha256", "file_bytes", "reject_reason")
 _READ_ATTEMPTS = 3
+# New contents are parsed in batches of about this many bytes: many small files share one pass
+# through Polars, and a folder of any size is never held in memory as text all at once.
+_BATCH_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -240,29 +262,76 @@ def folder_fingerprint(seeds_dir: Path, glob: str = "*.txt") -> str:
     return digest.hexdigest()
 
 
-def parse_file(data: bytes, digest: str) -> dict[str, list]:
-    """The rows of one file's content as columns of ``RECORD_SCHEMA`` without ``source_file``:
-    one per paragraph, or one (``record_no`` null) saying why the file holds none."""
-    names = [name for name in RECORD_SCHEMA if name != "source_file"]
-    columns: dict[str, list] = {name: [] for name in names}
+class DecodedContent(NamedTuple):
+    """One file content as text, or the reason it holds none: a row of ``parse_contents``' input."""
 
-    def add(record_no, raw_text, reject_reason, encoding, header: Header):
-        values = (digest, len(data), encoding, header.text, header.venue, header.year, record_no, raw_text, reject_reason)
-        for name, value in zip(names, values):
-            columns[name].append(value)
+    file_sha256: str
+    file_bytes: int
+    encoding: str | None = None
+    text: str | None = None
+    reject_reason: str | None = None
 
-    no_header = Header(None, None, None)
+
+_CONTENT_SCHEMA = {
+    "file_sha256": pl.String,
+    "file_bytes": pl.Int64,
+    "encoding": pl.String,
+    "text": pl.String,
+    "reject_reason": pl.String,
+}
+
+
+def decode_content(data: bytes, digest: str) -> DecodedContent:
     try:
         decoded = decode(data)
     except UndecodableFile as error:
-        add(None, None, str(error), None, no_header)
-        return columns
-    header, paragraphs = split_paragraphs(decoded.text)
-    if not paragraphs:
-        add(None, None, "header only, no abstracts" if header.text else "no paragraphs", decoded.encoding, header)
-    for record_no, paragraph in enumerate(paragraphs, start=1):
-        add(record_no, paragraph, None, decoded.encoding, header)
-    return columns
+        return DecodedContent(digest, len(data), reject_reason=str(error))
+    return DecodedContent(digest, len(data), decoded.encoding, decoded.text)
+
+
+def parse_contents(contents: list[DecodedContent]) -> pl.DataFrame:
+    """The rows of these contents as columns of ``RECORD_SCHEMA`` without ``source_file``:
+    one per paragraph, or one (``record_no`` null) saying why a content holds none."""
+    files = pl.DataFrame(contents, schema=_CONTENT_SCHEMA, orient="row")
+    paragraphs = split_paragraphs(files.lazy()).collect()
+    headers = _file_headers(paragraphs)
+    header_line = pl.col("file_sha256").is_first_distinct() & pl.col("header").is_not_null()
+    after_first_line = pl.col("text").str.splitn("\n", 2).struct.field("field_1")
+    records = (
+        paragraphs.join(headers, on="file_sha256", how="left", maintain_order="left")
+        # The header line is no abstract; the rest of its paragraph, if any, is.
+        .with_columns(raw_text=pl.when(header_line).then(after_first_line).otherwise("text"))
+        .filter(_has_content(pl.col("raw_text")))
+        .with_columns(record_no=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("file_sha256"))
+    )
+    without_records = (
+        files.join(records, on="file_sha256", how="anti")
+        .join(headers, on="file_sha256", how="left")
+        .with_columns(
+            reject_reason=pl.coalesce(
+                "reject_reason",
+                pl.when(pl.col("header").is_not_null())
+                .then(pl.lit("header only, no abstracts"))
+                .otherwise(pl.lit("no paragraphs")),
+            )
+        )
+    )
+    columns = [name for name in RECORD_SCHEMA if name != "source_file"]
+    return pl.concat([without_records, records], how="diagonal").select(
+        [pl.col(name).cast(RECORD_SCHEMA[name]) for name in columns]
+    )
+
+
+def _file_headers(paragraphs: pl.DataFrame) -> pl.DataFrame:
+    """Header, venue and year of each content, from the first line of its first paragraph (read
+    in Python: one line per file)."""
+    firsts = paragraphs.unique("file_sha256", keep="first", maintain_order=True)
+    first_lines = firsts["text"].str.splitn("\n", 2).struct.field("field_0")
+    return pl.DataFrame(
+        [(sha, *_header_of(line)) for sha, line in zip(firsts["file_sha256"], first_lines)],
+        schema={"file_sha256": pl.String, "header": pl.String, "venue": pl.String, "year": pl.Int32},
+        orient="row",
+    )
 
 
 @dataclass(frozen=True)
@@ -292,23 +361,55 @@ def read_folder(
     (not a file, unreadable, changing while read) are listed as ``unread`` with the reason.
     """
     files: dict[str, list] = {name: [] for name in SEED_FILE_SCHEMA}
-    parsed: dict[str, list] = {name: [] for name in RECORD_SCHEMA if name != "source_file"}
-    seen = set(known)
-    for entry in scan_folder(seeds_dir, glob):
-        snapshot = Snapshot(None, None, entry.problem) if entry.problem else read_snapshot(entry.path)
-        if snapshot.data is None:
-            status, size = "unread", None
-        else:
-            status, size = ("reused" if snapshot.sha256 in known else "parsed"), len(snapshot.data)
-            if snapshot.sha256 not in seen:
+
+    def new_contents() -> Iterator[DecodedContent]:
+        """Each content not seen before, decoded; every entry read is listed in ``files`` on the way."""
+        seen = set(known)
+        for entry in scan_folder(seeds_dir, glob):
+            snapshot = Snapshot(None, None, entry.problem) if entry.problem else read_snapshot(entry.path)
+            if snapshot.data is None:
+                status, size = "unread", None
+            else:
+                status, size = ("reused" if snapshot.sha256 in known else "parsed"), len(snapshot.data)
+            for name, value in zip(SEED_FILE_SCHEMA, (entry.name, snapshot.sha256, size, status, snapshot.problem)):
+                files[name].append(value)
+            if snapshot.data is not None and snapshot.sha256 not in seen:
                 seen.add(snapshot.sha256)
-                for name, values in parse_file(snapshot.data, snapshot.sha256).items():
-                    parsed[name].extend(values)
-        for name, value in zip(SEED_FILE_SCHEMA, (entry.name, snapshot.sha256, size, status, snapshot.problem)):
-            files[name].append(value)
-    raw = pl.DataFrame(parsed, schema={n: t for n, t in RECORD_SCHEMA.items() if n != "source_file"})
-    judged = judge_records(raw.lazy(), rules).select(list(PARSED_RECORD_SCHEMA)).collect()
-    return FolderRead(files=pl.DataFrame(files, schema=SEED_FILE_SCHEMA), parsed=judged)
+                yield decode_content(snapshot.data, snapshot.sha256)
+
+    parsed = _parse_in_batches(new_contents(), rules)
+    return FolderRead(files=pl.DataFrame(files, schema=SEED_FILE_SCHEMA), parsed=parsed)
+
+
+def _parse_in_batches(contents: Iterable[DecodedContent], rules: AcceptanceRules) -> pl.DataFrame:
+    """The judged rows of the contents, a batch at a time: Polars parses one batch in a worker
+    thread while the main thread reads and decodes the next, and no more than two are held."""
+    parsed = [pl.DataFrame(schema=PARSED_RECORD_SCHEMA)]
+    in_flight: Future[pl.DataFrame] | None = None
+    with ThreadPoolExecutor(max_workers=1) as polars_worker:
+        for batch in _batched(contents, _BATCH_BYTES):
+            if in_flight is not None:
+                parsed.append(in_flight.result())
+            in_flight = polars_worker.submit(_parse_batch, batch, rules)
+        if in_flight is not None:
+            parsed.append(in_flight.result())
+    return pl.concat(parsed)
+
+
+def _batched(contents: Iterable[DecodedContent], max_bytes: int) -> Iterator[list[DecodedContent]]:
+    batch, batch_bytes = [], 0
+    for content in contents:
+        batch.append(content)
+        batch_bytes += content.file_bytes
+        if batch_bytes >= max_bytes:
+            yield batch
+            batch, batch_bytes = [], 0
+    if batch:
+        yield batch
+
+
+def _parse_batch(contents: list[DecodedContent], rules: AcceptanceRules) -> pl.DataFrame:
+    return judge_records(parse_contents(contents).lazy(), rules).select(list(PARSED_RECORD_SCHEMA)).collect()
 
 
 def assemble_records(files: pl.DataFrame, contents: pl.DataFrame) -> pl.DataFrame:
@@ -354,7 +455,9 @@ def judge_records(records: pl.LazyFrame, rules: AcceptanceRules) -> pl.LazyFrame
     """Add the display and matching texts, and a reason for each paragraph that is no abstract."""
     text = clean_text(pl.col("raw_text"))
     n_chars = pl.col("text").str.len_chars()
-    letter_share = pl.col("text").str.count_matches(r"\p{L}") / pl.max_horizontal(n_chars, 1)
+    # Letters counted as what is not a letter: far fewer matches to find in prose.
+    letters = n_chars - pl.col("text").str.count_matches(r"\P{L}")
+    letter_share = letters / pl.max_horizontal(n_chars, 1)
     undecodable = pl.col("text").str.count_matches("\ufffd", literal=True)
     controls = pl.col("text").str.count_matches(_CONTROL_CHARS)
     paragraph_reason = (

@@ -15,13 +15,19 @@ _QUOTES = "\u2018\u2019\u201a\u201b\u2032\u0060\u00b4"  # single-quote look-alik
 _DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 
+# Characters a text may hold and still be its own NFKC form, as each of them is, with combining class 0
+# and combining with no character before it: ASCII, and the dashes and quotes abstracts are full of.
+NFKC_STABLE = r"\x00-\x7f\u2010\u2012-\u2015\u2018-\u201f"
+# Whitespace that collapses into one space: every run of it except a lone space. The same text as
+# replacing each run of whitespace, several times faster, as most runs are a lone space left alone.
+_COLLAPSIBLE_WHITESPACE = r"\s{2,}|[^\S ]"
 # Words, as matching sees them: runs of letters and digits.
 WORD_PATTERN = r"[\p{L}\p{N}]+"
 
 
 def clean_text(text: pl.Expr) -> pl.Expr:
     """Join hard-wrapped lines (a line break inside a paragraph is a space) and trim."""
-    return text.str.replace_all(r"\s+", " ").str.strip_chars()
+    return text.str.replace_all(_COLLAPSIBLE_WHITESPACE, " ").str.strip_chars()
 
 
 def normalized_text(text: pl.Expr) -> pl.Expr:
@@ -30,7 +36,7 @@ def normalized_text(text: pl.Expr) -> pl.Expr:
 
 def strip_markup(text: pl.Expr) -> pl.Expr:
     """NFKC, LaTeX and Markdown markup removed, quotes and dashes unified; case kept."""
-    expr = text.str.normalize("NFKC")
+    expr = _nfkc(text)
     # LaTeX: \textit{x} -> x (repeated twice for one level of nesting), then bare commands.
     for _ in range(2):
         expr = expr.str.replace_all(r"\\[A-Za-z]+\*?\{([^{}]*)\}", "$1")
@@ -47,6 +53,13 @@ def strip_markup(text: pl.Expr) -> pl.Expr:
         .str.replace_all(r"(\.\s*){3,}$|…$", "")  # a trailing ellipsis marks truncation, not text
     )
     return expr
+
+
+def _nfkc(text: pl.Expr) -> pl.Expr:
+    """Unicode NFKC, run only on texts holding a character outside ``NFKC_STABLE`` (the others are
+    null in the column handed to it, so it skips them): most abstracts need no change at all."""
+    might_change = text.str.contains(f"[^{NFKC_STABLE}]")
+    return pl.coalesce(pl.when(might_change).then(text).str.normalize("NFKC"), text)
 
 
 def words(normalized: pl.Expr) -> pl.Expr:
