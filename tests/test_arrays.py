@@ -1,0 +1,11 @@
+import numpy as np
+import pytest
+
+from paperhouse.arrays import sorted_unique
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 1000])
+def test_sorted_unique_is_numpys_unique(size):
+    values = np.random.default_rng(size).integers(0, 50, size, dtype=np.uint64)
+    assert np.array_equal(sorted_unique(values), np.unique(values))
+    assert sorted_unique(values).dtype == values.dtype
