@@ -41,9 +41,9 @@ def test_suite_reports_each_failed_expectation_with_observed_values(con):
 def test_schema_drift_fails_the_suite(con):
     con.execute("create table raw.topic_paper_weights (paper_id varchar, topic_id varchar, weight double, extra int)")
     result = validate_suite(con, SUITES_BY_NAME["raw.topic_paper_weights"])
-    failed = {o.expectation for o in result.failures}
-    assert "expect_table_columns_to_match_set" in failed
-    assert any(o.column == "topic_id" and o.observed["examples"] == ["VARCHAR"] for o in result.failures)
+    failures = {o.expectation: o for o in result.failures}
+    assert failures["expect_column_distinct_values_to_equal_set"].observed["examples"] == ["extra"]
+    assert failures["expect_column_values_to_be_in_set"].observed["examples"] == ["topic_id VARCHAR", "extra INTEGER"]
 
 
 def test_missing_table_fails_instead_of_passing(con):

@@ -106,6 +106,34 @@ def test_method_names_are_what_the_paper_introduces():
         ("e", None, None)]
 
 
+def test_method_names_come_from_every_introducing_verb_and_the_definitions_anywhere_in_the_text():
+    texts = {
+        "a later verb inside the first one's window": "We propose a model: we then introduce FooNet, a tiny network.",
+        "a concept's acronym, then a name": "We propose mutual information (MI). We also introduce GraphZip, a compressor.",
+        "a short form defined earlier": "Sparse Attention Networks (SAN) are fast. We propose SAN, a family of models.",
+        "the long form as the name": "We study sparse autoencoders (SAEs). We propose Gated Sparse Autoencoders (GSAEs), a variant.",
+        "a parenthesis after the name": "We introduce LoRSA (Low-Rank Sparse Attention) for interpretability.",
+        "capitalised words joined by 'of'": "We present the Theory of Mind Benchmark, a suite of tasks.",
+        "a clause ends before any name": "We propose a method (see below). FooNet is great.",
+        "called": "A framework called RISE, which reads rotations.",
+        "a plural acronym": "We introduce RNNs to the task.",
+        "our method,": "Our method, PromptZip, compresses prompts.",
+    }
+    names = extract_method_names(pl.DataFrame({"paper_id": list(texts), "text": list(texts.values())}))
+    assert dict(zip(names["paper_id"], zip(names["method_name"], names["method_long_form"]))) == {
+        "a later verb inside the first one's window": ("FooNet", None),
+        "a concept's acronym, then a name": ("GraphZip", None),
+        "a short form defined earlier": ("SAN", "Sparse Attention Networks"),
+        "the long form as the name": ("GSAE", "Gated Sparse Autoencoders"),
+        "a parenthesis after the name": ("LoRSA", None),
+        "capitalised words joined by 'of'": ("Theory of Mind Benchmark", None),
+        "a clause ends before any name": (None, None),
+        "called": ("RISE", None),
+        "a plural acronym": (None, None),
+        "our method,": ("PromptZip", None),
+    }
+
+
 def test_topics_are_deterministic_and_give_every_paper_a_primary_topic():
     corpus = papers(seed_abstracts())
     first = fit_topics(index_terms(corpus).weights)

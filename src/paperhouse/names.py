@@ -7,11 +7,13 @@ only at words that look like names (capitals inside or throughout the word, or a
 capitalised words mid-sentence). Precision comes first: a wrong name on a dashboard is
 worse than none, so anything doubtful gives null. Names many papers share ("LLM",
 "Transformer") are prior work, not this paper's contribution.
+
+All papers are read at once with Polars expressions: the text after each introducing verb
+becomes one row per token, and the rules read a token's neighbours within its window. Only
+the texts that write a candidate name next to a parenthesis go through the acronym finder.
 """
 
 from __future__ import annotations
-
-import re
 
 import polars as pl
 
@@ -21,45 +23,57 @@ from paperhouse.terms import FUNCTION_WORDS
 
 NAME_SCHEMA = {"paper_id": pl.String, "method_name": pl.String, "method_long_form": pl.String}
 
-_INTRODUCING = re.compile(
+_INTRODUCING = (
     r"\b(?:we|We|paper|work)\s+(?:also\s+|further\s+|then\s+)?"
     r"(?:propose|introduce|present|develop|design|release|construct|curate|build|contribute|offer)d?s?\b"
     r"|\b(?:called|named|dubbed|termed|coined|refer to as|formalize \w+ as)\b"
     r"|\b(?:Our|our) (?:method|model|framework|approach|benchmark|dataset|system|algorithm|tool|library),"
 )
-# How far after the verb a name may start, in tokens: "we propose a new benchmark, FRABench".
+# How far after the verb a name may start: "we propose a new benchmark, FRABench".
 _WINDOW_TOKENS = 10
-_TOKEN = re.compile(r"[(),]|[.;:](?=\s|$)|[^\s,;:()]+")
-_NAME_LIKE = re.compile(r"^(?:[A-Za-z0-9\-]*[A-Z][A-Za-z0-9\-]*[A-Z0-9][A-Za-z0-9\-]*|[A-Z][a-z]+[A-Z]\w*)$")
-_CAPITALISED = re.compile(r"^[A-Z][\w\-]*$")
+_WINDOW_CHARS = 300
+# A clause mark counts when a space or the end follows it (else it belongs to a word, as in
+# "v1.5"); Polars' regex has no lookahead, so the mark takes its space along, trimmed after.
+_TOKEN = r"[(),]|[.;:](?:\s|$)|[^\s,;:()]+"
+_CLAUSE_ENDS = [".", ";", ":"]
+_NAME_LIKE = r"^(?:[A-Za-z0-9\-]*[A-Z][A-Za-z0-9\-]*[A-Z0-9][A-Za-z0-9\-]*|[A-Z][a-z]+[A-Z]\w*)$"
+_CAPITALISED = r"^[A-Z][\w\-]*$"
 # Inside a run of capitalised words: "Iterated in-Context Language Learning".
-_CAPITAL_AFTER_HYPHEN = re.compile(r"^[a-z]+-[A-Z][\w\-]*$")
-_CONNECTORS = ("and", "of", "for", "in", "on", "to", "with")
-_PLURAL_ACRONYM = re.compile(r"^[A-Z][A-Za-z0-9\-]*[A-Z]s$")
+_CAPITAL_AFTER_HYPHEN = r"^[a-z]+-[A-Z][\w\-]*$"
+_CONNECTORS = ["and", "of", "for", "in", "on", "to", "with"]
+_PLURAL_ACRONYM = r"^[A-Z][A-Za-z0-9\-]*[A-Z]s$"
+_LOWER_CASE_WORD = r"^[a-z][\w\-]*$"
 # Capitalised words that start a phrase without naming anything.
-_NOT_NAMES = frozenset("A An The Our This These We In To For Of On With".split())
+_NOT_NAMES = "A An The Our This These We In To For Of On With".split()
 
 
 def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl.DataFrame:
     """``paper_id``, ``text`` -> ``method_name`` (null when none) and its long form when defined."""
-    texts = papers.select("paper_id", text=strip_markup(pl.col("text")))
-    names = pl.DataFrame(
-        [(paper_id, *_introduced_name(text)) for paper_id, text in texts.iter_rows()], schema=NAME_SCHEMA,
-        orient="row",
+    texts = papers.select("paper_id", text=strip_markup(pl.col("text"))).with_row_index("row")
+    candidates = _with_long_forms(_candidate_names(texts), texts)
+    introduced = (
+        # "mutual information (MI)": an acronym of a concept, not a coined name; a later verb may name one.
+        candidates.filter(
+            pl.col("method_long_form").is_null()
+            | (pl.col("method_long_form") != pl.col("method_long_form").str.to_lowercase())
+        )
+        .sort("row", "match_no")
+        .group_by("row", maintain_order=True)
+        .first()
     )
+    names = texts.join(introduced, on="row", how="left", maintain_order="left").select(*NAME_SCHEMA)
     # A name written in several papers is something they build on, not what one of them introduces.
     shared = max(max_shared_papers, int(0.01 * papers.height))
-    named = names.drop_nulls("method_name").select("method_name").unique()
+    found = names["method_name"].drop_nulls().unique().implode()
     # One Aho-Corasick pass over each text finds every name in it (a cross join would be papers x names).
+    # Eager on purpose: run lazily, Polars' default engine made extract_many 20 times slower at 100k papers.
     usage = (
-        texts.lazy()
-        .select("paper_id", method_name=pl.col("text").str.extract_many(named["method_name"].implode(), overlapping=True))
+        texts.select("row", method_name=pl.col("text").str.extract_many(found, overlapping=True))
         .explode("method_name")
         .drop_nulls()
         .unique()
         .group_by("method_name")
         .agg(papers=pl.len())
-        .collect()
     )
     common = pl.col("method_name").is_in(usage.filter(pl.col("papers") > shared)["method_name"].implode())
     return names.with_columns(
@@ -68,55 +82,127 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
     ).cast(NAME_SCHEMA)
 
 
-def _introduced_name(text: str) -> tuple[str | None, str | None]:
-    for match in _INTRODUCING.finditer(text):
-        tokens = _TOKEN.findall(text[match.end(): match.end() + 300])[:_WINDOW_TOKENS]
-        name = _first_name(tokens)
-        if not name:
-            continue
-        short_by_long = {d.long_form: d.short_form for d in find_definitions(text)}
-        long_by_short = {short: long for long, short in short_by_long.items()}
-        short, long = (short_by_long[name], name) if name in short_by_long else (name, long_by_short.get(name))
-        if long and long == long.lower():
-            continue  # "mutual information (MI)": an acronym of a concept, not a coined name
-        return short, long
-    return None, None
-
-
-def _first_name(tokens: list[str]) -> str | None:
-    """The first name-like word, or run of capitalised words, before the clause ends.
+def _candidate_names(texts: pl.DataFrame) -> pl.DataFrame:
+    """``row``, ``match_no`` (the introducing verb's order in the text), ``name``: the first
+    name-like word, or run of capitalised words, in the window after each verb.
 
     Rejected, as naming something the paper uses rather than introduces: a plural acronym
     ("RNNs": a class of models), a name modifying the next noun ("SPD matrix", "LLM
     pretraining", "SAE-based approach"), and one of a list of names ("MMLU, MGSM, XQuAD").
     """
-    run: list[str] = []
-    position = 0
-    for position, token in enumerate(tokens):
-        if token in (".", ";", ":", "(", ")", ","):
-            if run:
-                break
-            if token in (".", ";", ":"):
-                return None
-            continue
-        if _NAME_LIKE.match(token) or (_CAPITALISED.match(token) and token not in _NOT_NAMES) or (
-            run and _CAPITAL_AFTER_HYPHEN.match(token)
-        ):
-            run.append(token)
-        elif run and token in _CONNECTORS and position + 1 < len(tokens) and _CAPITALISED.match(tokens[position + 1]):
-            run.append(token)
-        elif run:
-            break
-    else:
-        position += 1
-    if not run or (len(run) == 1 and not _NAME_LIKE.match(run[0])):
-        return None  # one capitalised word ("Transformers") is too often a known thing
-    following = [t for t in tokens[position:] if t not in (")",)]
-    following = following[following.index("(") + 2:] if following[:1] == ["("] and len(following) > 2 else following
-    if len(run) == 1 and _PLURAL_ACRONYM.match(run[0]):
-        return None
-    if following and (re.fullmatch(r"[a-z][\w\-]*", following[0]) and following[0] not in FUNCTION_WORDS):
-        return None
-    if following[:2] and following[0] == "," and len(following) > 1 and _NAME_LIKE.match(following[1]):
-        return None
-    return " ".join(run)
+    window = ["row", "match_no"]
+    token, position = pl.col("token"), pl.col("position")
+    is_capitalised = token.str.contains(_CAPITALISED)
+    starts_run = token.str.contains(_NAME_LIKE) | (is_capitalised & ~token.is_in(_NOT_NAMES))
+    continues_run = (
+        starts_run
+        | token.str.contains(_CAPITAL_AFTER_HYPHEN)
+        | (token.is_in(_CONNECTORS) & is_capitalised.shift(-1).over(window).fill_null(False))
+    )
+    in_run = (position >= pl.col("run_start")) & (position < pl.col("run_end"))
+    tokens = (
+        texts
+        # Pieces of the text that each end with an introducing verb: their running lengths are where windows start.
+        .select("row", "text", window_start=pl.col("text").str.split(_INTRODUCING, literal=False, inclusive=True)
+                .list.eval(pl.element().str.len_chars().cum_sum()))
+        .with_columns(pl.col("window_start").list.head(pl.col("window_start").list.len() - 1))
+        .explode("window_start")
+        .drop_nulls("window_start")
+        .select(
+            "row",
+            match_no=pl.int_range(pl.len()).over("row"),
+            token=pl.col("text").str.slice("window_start", _WINDOW_CHARS).str.extract_all(_TOKEN)
+            .list.head(_WINDOW_TOKENS).list.eval(pl.element().str.strip_chars()),
+        )
+        .with_columns(position=pl.int_ranges(pl.col("token").list.len()))
+        .explode("token", "position")
+        .drop_nulls("token")
+        .with_columns(starts_run=starts_run, continues_run=continues_run)
+        .with_columns(run_start=position.filter("starts_run").min().over(window))
+        .with_columns(
+            run_end=position.filter(~pl.col("continues_run") & (position > pl.col("run_start"))).min().over(window)
+            .fill_null(pl.len().over(window))
+        )
+    )
+    following = pl.col("following")
+    first_following, second_following = following.list.first(), following.list.get(1, null_on_oob=True)
+    single_word = (pl.col("run_length") == 1)
+    return (
+        tokens.group_by(window)
+        .agg(
+            name=token.filter(in_run).str.join(" "),
+            run_length=in_run.sum(),
+            run_start=pl.col("run_start").first(),
+            first_clause_end=position.filter(token.is_in(_CLAUSE_ENDS)).min(),
+            following=token.filter((position >= pl.col("run_end")) & (token != ")")),
+        )
+        # "Lorsa (Low-Rank Sparse Attention) is": what follows the parenthesis counts.
+        .with_columns(
+            following=pl.when((first_following == "(") & (following.list.len() > 2))
+            .then(following.list.slice(2))
+            .otherwise(following)
+        )
+        .filter(
+            pl.col("run_start").is_not_null(),
+            pl.col("first_clause_end").is_null() | (pl.col("first_clause_end") > pl.col("run_start")),
+            # One capitalised word ("Transformers") is too often a known thing.
+            ~(single_word & ~pl.col("name").str.contains(_NAME_LIKE)),
+            ~(single_word & pl.col("name").str.contains(_PLURAL_ACRONYM)),
+            ~(first_following.str.contains(_LOWER_CASE_WORD) & ~first_following.is_in(FUNCTION_WORDS)).fill_null(False),
+            ~((first_following == ",") & second_following.str.contains(_NAME_LIKE)).fill_null(False),
+        )
+        .select(*window, "name")
+    )
+
+
+def _with_long_forms(candidates: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """Each candidate as ``method_name`` (the short form when the text defines one) and ``method_long_form``.
+
+    A text can only define the name next to a parenthesis: as the long form, its last word
+    right before one ("Low-Rank Sparse Attention (Lorsa)"), or as the short form, the word
+    right inside one ("(Lorsa)", "(RNNs)"). Only those texts are searched for definitions.
+    """
+    word = r"[^\s,;:()]+"
+    words_at_parentheses = texts.filter(pl.col("row").is_in(candidates["row"].implode())).select(
+        "row",
+        "text",
+        word_before=pl.col("text").str.extract_all(word + r"[\s,;:]*\(")
+        .list.eval(pl.element().str.extract(f"^({word})")),
+        word_inside=pl.col("text").str.extract_all(r"\(\s*" + word).list.eval(pl.element().str.extract(f"({word})$")),
+    )
+    name = pl.col("name")
+    defining = (
+        candidates.join(words_at_parentheses, on="row")
+        .filter(
+            pl.col("word_before").list.contains(name.str.extract(r"(\S+)$"))
+            | pl.col("word_inside").list.contains(name)
+            | pl.col("word_inside").list.contains(name + "s")
+        )
+        .select("row", "text")
+        .unique("row", maintain_order=True)
+    )
+    definitions = pl.DataFrame(
+        [
+            (row, number, definition.short_form, definition.long_form)
+            for row, text in defining.iter_rows()
+            for number, definition in enumerate(find_definitions(text))
+        ],
+        schema={"row": pl.UInt32, "definition_no": pl.Int64, "short_form": pl.String, "long_form": pl.String},
+        orient="row",
+    )
+    # Repeated definitions: a long form keeps its last short form, and a short form the long form
+    # first defined latest among those whose last short form it is.
+    short_by_long = definitions.group_by("row", "long_form").agg(
+        pl.col("short_form").sort_by("definition_no").last(), first_no=pl.col("definition_no").min()
+    )
+    long_by_short = short_by_long.group_by("row", "short_form").agg(pl.col("long_form").sort_by("first_no").last())
+    return (
+        candidates.join(short_by_long.select("row", "short_form", name="long_form"), on=["row", "name"], how="left")
+        .join(long_by_short.select("row", "long_form", name="short_form"), on=["row", "name"], how="left")
+        .select(
+            "row",
+            "match_no",
+            method_name=pl.coalesce("short_form", "name"),
+            method_long_form=pl.when(pl.col("short_form").is_not_null()).then("name").otherwise("long_form"),
+        )
+    )
