@@ -12,6 +12,15 @@ def test_fitted_exponent_recovers_the_growth_rate():
     assert benchmark.fitted_exponent([1_000], [1.0]) is None
 
 
+def test_linearity_is_judged_on_the_time_beyond_a_runs_fixed_cost():
+    # 60 s of fixed cost plus 1 ms per abstract: the whole time looks sublinear, the rest is linear.
+    results = [{"abstracts": n, "pipeline": {"seconds": 60 + 0.001 * n}} for n in (10_000, 100_000)]
+    growth = benchmark.growth_exponents(results, {"fresh": {"seconds": 60.0}})
+    assert growth["exponent"] < 0.6
+    assert growth["exponent_beyond_fixed_cost"] == pytest.approx(1.0)
+    assert benchmark.growth_exponents(results, {"fresh": {"seconds": 500.0}})["exponent_beyond_fixed_cost"] is None
+
+
 @pytest.mark.slow
 def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeypatch):
     monkeypatch.setattr(benchmark, "DATA", tmp_path)

@@ -217,6 +217,21 @@ def fitted_exponent(sizes: list[int], seconds: list[float]) -> float | None:
     return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
 
 
+def growth_exponents(results: list[dict], seeds: dict) -> dict[str, float | None]:
+    """How end-to-end time grows with N: over the whole time, and over the time beyond a run's
+    fixed cost (the bundled seeds built from scratch: imports, dbt start-up and parse, the first
+    Great Expectations import). Over sizes this far apart the first mostly says how large the
+    fixed cost is; the second is the one judged against linear."""
+    sizes = [r["abstracts"] for r in results]
+    seconds = [r["pipeline"]["seconds"] for r in results]
+    fixed = seeds["fresh"]["seconds"]
+    beyond = [s - fixed for s in seconds]
+    return {
+        "exponent": fitted_exponent(sizes, seconds),
+        "exponent_beyond_fixed_cost": fitted_exponent(sizes, beyond) if min(beyond, default=0) > 0 else None,
+    }
+
+
 def bench_size(size: int) -> dict:
     folder = prepare(size)
     shutil.rmtree(folder / "warehouse", ignore_errors=True)  # a build from scratch, every time
@@ -272,9 +287,12 @@ def report(results: list[dict], seeds: dict) -> list[tuple[str, bool]]:
         f"{r['abstracts']}: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["pipeline"]["steps"].items(),
                                                                              key=lambda kv: -kv[1]))
         for r in results))
-    exponent = fitted_exponent([r["abstracts"] for r in results], [r["pipeline"]["seconds"] for r in results])
-    if exponent is not None:
-        print(f"time grows as N^{exponent:.2f} (least squares over {len(results)} sizes; 1.00 is linear)")
+    growth = growth_exponents(results, seeds)
+    if growth["exponent"] is not None:
+        print(f"time grows as N^{growth['exponent']:.2f} (least squares over {len(results)} sizes; 1.00 is linear)")
+    if growth["exponent_beyond_fixed_cost"] is not None:
+        print(f"time beyond the fixed cost of a run (the seeds from scratch, {seeds['fresh']['seconds']:.1f} s) "
+              f"grows as N^{growth['exponent_beyond_fixed_cost']:.2f}")
     print("bundled seeds, whole `paperhouse run` process (of which the Dagster run): " + ", ".join(
         f"{name} {run['process_seconds']:.1f} s ({run['seconds']:.1f} s)" for name, run in seeds.items()))
     print("  steps of the warm build from scratch (s): " + ", ".join(
@@ -293,8 +311,9 @@ def report(results: list[dict], seeds: dict) -> list[tuple[str, bool]]:
             nlp = r["stages"]["terms, topics, similar"]["seconds"]
             targets.append((f"100000 terms, topics, similar <= {TARGET_NLP_SECONDS_100K} s",
                             nlp <= TARGET_NLP_SECONDS_100K))
-    if exponent is not None:
-        targets.append(("time grows linearly (exponent <= 1.1)", exponent <= 1.1))
+    if growth["exponent_beyond_fixed_cost"] is not None:
+        targets.append(("time beyond the fixed cost grows linearly (exponent <= 1.1)",
+                        growth["exponent_beyond_fixed_cost"] <= 1.1))
     print("\ntargets")
     for name, met in targets:
         print(f"  {'met ' if met else 'MISS'} {name}")
@@ -323,8 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     targets = report(results, seeds)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(
-        {"sizes": results, "seeds": seeds, "targets": dict(targets),
-         "exponent": fitted_exponent(sizes, [r["pipeline"]["seconds"] for r in results])}, indent=2))
+        {"sizes": results, "seeds": seeds, "targets": dict(targets)} | growth_exponents(results, seeds), indent=2))
     print(f"wrote {args.out}")
     return 0
 
