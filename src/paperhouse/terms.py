@@ -159,10 +159,11 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
                          TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str)))
     definitions = _acronym_definitions(papers)
     paper_ids = papers["paper_id"].unique().sort()
-    papers = papers.join(pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx"), on="paper_id")
+    paper_index = pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx")
+    papers = papers.join(paper_index, on="paper_id")
     tokens, lemmas = _tokens(papers)
     expansions = _expansions(definitions, papers)
-    tokens, lemmas = _expand_acronyms(tokens, lemmas, expansions, paper_ids)
+    tokens, lemmas = _expand_acronyms(tokens, lemmas, expansions, paper_index)
     grams, vocabulary = _ngrams(tokens, lemmas, max_words)
     grams, spellings = _merge_spellings(grams, vocabulary)
     grams = _drop_stock(grams, vocabulary)
@@ -201,6 +202,11 @@ def _lemma_column(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     return frame.join(vocabulary.with_columns(lemma=pl.Series(lemmas, dtype=pl.String)), on=column, how="left")
 
 
+def _position_in(values: pl.Expr, vocabulary: pl.Series) -> pl.Expr:
+    """Each value's position in ``vocabulary`` (distinct values, every value among them): its code."""
+    return values.replace_strict(vocabulary, pl.int_range(len(vocabulary), dtype=pl.UInt32))
+
+
 def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     """One row per word of every paper, in order: ``paper_idx``, ``code`` (its lemma's position in
     the returned lemmas) and ``chunk``, the stop-word-free run it belongs to (never two papers')."""
@@ -219,19 +225,17 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     )
     # Words are classified and singularised once per distinct spelling, then looked up by position.
     # The streaming engine finds distinct strings several times faster than the in-memory one.
-    spellings = pieces.lazy().select(pl.col("token").unique()).collect(engine="streaming").sort("token").with_columns(
+    distinct = pieces.lazy().select(pl.col("token").unique()).collect(engine="streaming")
+    spellings = _lemma_column(distinct, "token").sort("token").with_columns(
         ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
         | pl.col("token").is_in(STOPWORDS)
         | (pl.col("token").str.len_chars() < 2)
         | (pl.col("token").str.contains(_ADVERB) & ~pl.col("token").is_in(_NOUNS_IN_LY)),
         before_verb=pl.col("token").is_in(_BEFORE_VERB),
-        lemma=pl.col("token").map_batches(
-            lambda tokens: pl.Series([singular(t) for t in tokens.to_list()], dtype=pl.String), return_dtype=pl.String
-        ),
     )
     lemmas = spellings["lemma"].unique().sort()
-    spellings = spellings.with_columns(code=pl.col("lemma").replace_strict(lemmas, pl.int_range(len(lemmas), dtype=pl.UInt32)))
-    spelling = pl.col("token").replace_strict(spellings["token"], pl.int_range(spellings.height, dtype=pl.UInt32))
+    spellings = spellings.with_columns(code=_position_in(pl.col("lemma"), lemmas))
+    spelling = _position_in(pl.col("token"), spellings["token"])
     flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
     tokens = (
         pieces.lazy()
@@ -327,24 +331,23 @@ def _lowercase_uses(papers: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
 
 
 def _expand_acronyms(tokens: pl.DataFrame, lemmas: pl.Series, expansions: pl.DataFrame,
-                     paper_ids: pl.Series) -> tuple[pl.DataFrame, pl.Series]:
+                     paper_index: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     """Replace each acronym token by its long form's words, in place, inside the same chunk.
 
     Long forms may bring words the text never uses alone: they join the lemmas, after the others.
     """
     lemmas = pl.concat([lemmas, expansions["lemmas"].explode().unique().sort()]).unique(maintain_order=True)
-    code = lambda words: words.replace_strict(lemmas, pl.int_range(len(lemmas), dtype=pl.UInt32))  # noqa: E731
     expansions = (
         expansions.filter(pl.col("key").is_in(lemmas.implode()))
         .with_row_index("expansion")
         .explode("lemmas")
-        .with_columns(code=code(pl.col("key")), word=code(pl.col("lemmas")))
+        .with_columns(code=_position_in(pl.col("key"), lemmas), word=_position_in(pl.col("lemmas"), lemmas))
         .group_by("expansion", maintain_order=True)
         .agg(pl.col("paper_id", "defined", "code").first(), codes="word")
     )
     own = (
         expansions.filter("defined")
-        .join(pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx"), on="paper_id")
+        .join(paper_index, on="paper_id")
         .select("paper_idx", "code", own="codes")
     )
     borrowed = expansions.filter(~pl.col("defined")).select("code", borrowed="codes")
