@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
-from dagster_dbt import DbtCliResource
 
 from orchestration.assets.dbt import DBT_EXECUTABLE, dbt_models, dbt_project, dbt_quality_history
 from orchestration.assets.dedup import paper_assignments
@@ -13,7 +12,7 @@ from orchestration.assets.publish import dashboard, marts_parquet, published_war
 from orchestration.assets.quality import check_evaluations
 from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
 from orchestration.checks import great_expectations_checks, no_rejected_records
-from orchestration.resources import WarehouseResource
+from orchestration.resources import DbtCli, WarehouseResource
 
 
 def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
@@ -29,7 +28,7 @@ def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
         schedules=[daily_rebuild],
         resources={
             "warehouse": WarehouseResource(seeds_dir=seeds_dir, warehouse=warehouse),
-            "dbt": DbtCliResource(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE),
+            "dbt": DbtCli(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE),
         },
         # Steps share one DuckDB file that allows a single writer: run them one after another, in one
         # process, which also imports Great Expectations once per run instead of once per check.

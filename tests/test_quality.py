@@ -4,8 +4,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 
-from paperhouse.quality import SUITES_BY_NAME, mart_schemas, validate_suite
+from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, mart_schemas, validate_suite
 
 
 @pytest.fixture
@@ -53,8 +54,9 @@ def test_missing_table_fails_instead_of_passing(con):
 
 def test_mart_schemas_come_from_the_dbt_contracts():
     schemas = mart_schemas()
-    assert schemas["marts.papers"]["paper_id"] == "VARCHAR"
-    assert schemas["marts.paper_topics"]["is_primary"] == "BOOLEAN"
+    assert schemas["marts.papers"]["paper_id"] == "VARCHAR NOT NULL"  # a not_null constraint
+    assert schemas["marts.papers"]["method_name"] == "VARCHAR"
+    assert schemas["marts.paper_topics"]["is_primary"] == "BOOLEAN NOT NULL"
     assert {f"marts.{t}" for t in ("papers", "paper_sources", "rejected_records", "terms", "paper_terms",
                                    "topics", "paper_topics")} <= set(schemas)
 
@@ -70,3 +72,26 @@ def test_paper_without_primary_topic_fails_the_paper_topics_suite(con):
     failure = next(o for o in result.failures if o.column == "primary_topics_of_paper")
     assert failure.observed["unexpected_count"] == 3  # p_2 twice (two primaries), p_3 once (none)
     assert sorted(failure.observed["examples"]) == [0, 2, 2]
+
+
+def test_a_mart_that_lost_its_not_null_constraint_fails_the_schema_check(con):
+    contract = mart_schemas()["marts.topics"]
+    columns = ", ".join(f"{name} {declared.removesuffix(' NOT NULL')}" for name, declared in contract.items())
+    con.execute("create schema marts")
+    con.execute(f"create table marts.topics ({columns})")
+    result = validate_suite(con, SUITES_BY_NAME["marts.topics"])
+    type_failure = next(o for o in result.failures if o.expectation == "expect_column_values_to_be_in_set")
+    assert "topic_id INTEGER" in type_failure.observed["examples"]
+    assert contract["topic_id"] == "INTEGER NOT NULL"
+
+
+def test_dbt_tests_a_key_of_every_mart_whose_suite_leaves_keys_to_dbt():
+    models = yaml.safe_load(MARTS_YAML.read_text())["models"]
+    keyed = {
+        model["name"]
+        for model in models
+        for test in [*model.get("data_tests", []), *(t for c in model["columns"] for t in c.get("data_tests", []))]
+        if test == "unique" or (isinstance(test, dict) and "unique_combination_of_columns" in test)
+    }
+    marts = {suite.table_name for suite in SUITES_BY_NAME.values() if suite.schema_name == "marts"}
+    assert marts - keyed == {"rejected_records"}  # rejected lines and unreadable files have no key

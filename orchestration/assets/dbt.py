@@ -4,10 +4,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from dagster import AssetExecutionContext, AssetKey
-from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
+from dagster_dbt import DagsterDbtTranslator, DbtProject, dbt_assets
 
 from orchestration.assets import OWNERS, WRITER_POOL
-from orchestration.resources import WarehouseResource
+from orchestration.resources import DbtCli, WarehouseResource
 from paperhouse.faults import failpoint
 from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
 
@@ -24,7 +24,7 @@ def dbt_project() -> DbtProject:
     """
     project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
     if _manifest_is_stale(project.manifest_path):
-        dbt = DbtCliResource(project_dir=project, dbt_executable=DBT_EXECUTABLE)
+        dbt = DbtCli(project_dir=project, dbt_executable=DBT_EXECUTABLE)
         dbt.cli(["parse", "--quiet"], target_path=project.target_path).wait()
     return project
 
@@ -64,7 +64,7 @@ def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
         select=select,
         exclude=exclude,
     )
-    def _models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
+    def _models(context: AssetExecutionContext, dbt: DbtCli, warehouse: WarehouseResource):
         dbt_vars = json.dumps({"database_path": str(warehouse.paths.build_database)})
         # dbt re-parses the whole project when the vars differ from its last parse (11 s here), so each
         # warehouse keeps its own target folder: from its second build on, dbt parses only what changed.

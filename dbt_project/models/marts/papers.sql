@@ -32,7 +32,8 @@ select
     canonical.venue,
     canonical.year,
     cast(sources.n_sources as integer) as n_sources,
-    cast(len(regexp_split_to_array(canonical.text, '\s+')) as integer) as word_count,
+    -- Ingest leaves single spaces between words (clean_text), so a plain split counts them.
+    cast(len(string_split(canonical.text, ' ')) as integer) as word_count,
     canonical.source_file as canonical_source_file,
     canonical.record_no as canonical_record_no,
     primary_topics.topic_id as primary_topic_id,
