@@ -8,9 +8,10 @@ import json
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetChecksDefinition, MetadataValue, asset_check
 
+from orchestration.assets.ingest import REJECTS_BY_REASON
 from orchestration.metadata import counts_table
-from orchestration.resources import WarehouseResource
-from paperhouse.quality import SUITES, Suite, SuiteResult, validate_suite
+from orchestration.resources import GreatExpectationsResource, WarehouseResource
+from paperhouse.quality import SUITES, Suite, SuiteResult
 
 
 def _describe(outcome) -> str:
@@ -45,9 +46,10 @@ def great_expectations_check(suite: Suite) -> AssetChecksDefinition:
         description=f"Great Expectations suite `{suite.name}`: column names and types, keys, and counts.",
         blocking=True,
     )
-    def _check(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> AssetCheckResult:
-        with warehouse.build_connection(read_only=True) as con:
-            result = validate_suite(con, suite)
+    def _check(
+        context: AssetCheckExecutionContext, warehouse: WarehouseResource, great_expectations: GreatExpectationsResource
+    ) -> AssetCheckResult:
+        result = great_expectations.validate(warehouse.paths.build_database, suite)
         if not result.success:
             context.log.error(f"{suite.name}: " + "; ".join(_describe(o) for o in result.failures))
         return AssetCheckResult(
@@ -70,10 +72,7 @@ def great_expectations_check(suite: Suite) -> AssetChecksDefinition:
 )
 def no_rejected_records(warehouse: WarehouseResource) -> AssetCheckResult:
     with warehouse.build_connection(read_only=True) as con:
-        by_reason = con.execute(
-            "select regexp_replace(reject_reason, ':.*', '') as reason, count(*) as records"
-            " from raw.source_records where reject_reason is not null group by 1 order by 2 desc, 1"
-        ).pl()
+        by_reason = con.execute(REJECTS_BY_REASON).pl()
     rejected = int(by_reason["records"].sum())
     return AssetCheckResult(
         passed=rejected == 0,

@@ -12,7 +12,7 @@ from orchestration.assets.publish import dashboard, marts_parquet, published_war
 from orchestration.assets.quality import check_evaluations
 from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
 from orchestration.checks import great_expectations_checks, no_rejected_records
-from orchestration.resources import DbtCli, WarehouseResource
+from orchestration.resources import DbtCli, GreatExpectationsResource, WarehouseResource
 
 
 def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
@@ -29,9 +29,10 @@ def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
         resources={
             "warehouse": WarehouseResource(seeds_dir=seeds_dir, warehouse=warehouse),
             "dbt": DbtCli(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE),
+            "great_expectations": GreatExpectationsResource(),
         },
         # Steps share one DuckDB file that allows a single writer: run them one after another, in one
-        # process, which also imports Great Expectations once per run instead of once per check.
+        # process (Great Expectations validates in a worker process, see GreatExpectationsResource).
         executor=in_process_executor,
     )
 

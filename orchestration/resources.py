@@ -3,6 +3,7 @@ from __future__ import annotations
 import importlib.metadata
 from contextlib import contextmanager
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Iterator
 
 import duckdb
@@ -11,7 +12,7 @@ from dagster_dbt import DbtCliResource
 from packaging.version import Version
 from pydantic import Field, PrivateAttr
 
-from paperhouse import locking
+from paperhouse import locking, quality
 from paperhouse.settings import Paths, resolve_paths
 from paperhouse.warehouse import connect, prepare_build_database, remove_stale_files
 
@@ -108,6 +109,18 @@ def _free_pool_slots_of_finished_runs(context: InitResourceContext, current_run_
         if run is None or run.is_finished:
             storage.free_concurrency_slots_for_run(run_id)
             context.log.warning(f"freed the pool slots still held by run {run_id}, which is no longer running")
+
+
+class GreatExpectationsResource(ConfigurableResource):
+    """Runs the Great Expectations suites in the process's suite worker (``quality.SuiteWorker``),
+    started when a run starts so that importing GX overlaps the run's first steps."""
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        if context.run is not None:
+            quality.suite_worker()
+
+    def validate(self, database: Path, suite: quality.Suite) -> quality.SuiteResult:
+        return quality.suite_worker().validate(database, suite)
 
 
 class DbtCli(DbtCliResource):

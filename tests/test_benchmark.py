@@ -1,5 +1,9 @@
 """`make bench` on a small corpus: every stage timed beside its baseline, dedup scored against the labels."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from paperhouse import benchmark
@@ -28,7 +32,7 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeyp
     pipeline = result["pipeline"]
     assert pipeline["success"] and pipeline["papers"] > 200 and pipeline["topics"] >= 2
     assert 0.9 <= pipeline["precision"] <= 1 and 0.5 <= pipeline["recall"] <= 1
-    assert pipeline["peak_rss_mb"] > 100
+    assert pipeline["peak_rss_mb"] >= pipeline["peak_process_rss_mb"] > 100
     for stage in result["stages"].values():
         assert stage["seconds"] > 0 and stage["baseline_seconds"] > 0
         assert stage["ratio"] == pytest.approx(stage["seconds"] / stage["baseline_seconds"])
@@ -37,3 +41,16 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeyp
     assert set(result["nlp"]["stages"]) == {"terms", "topics", "similar"} and result["nlp"]["similar_recall"] == 1.0
     targets = dict(benchmark.report([result], {name: pipeline for name in ("first", "fresh", "rerun")}))
     assert "bundled seeds, warm build from scratch <= 15 s" in targets
+
+
+def test_tree_rss_counts_the_children_of_a_process():
+    alone = benchmark.tree_rss_kb(os.getpid())
+    holding = "import sys, time; block = b'x' * (300 << 20); sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"
+    with subprocess.Popen([sys.executable, "-c", holding], stdout=subprocess.PIPE, text=True) as child:
+        try:
+            assert child.stdout.readline() == "ready\n"
+            assert benchmark.tree_rss_kb(os.getpid()) - alone > 250 << 10
+            assert benchmark.tree_rss_kb(child.pid) > 250 << 10
+        finally:
+            child.kill()
+    assert benchmark.tree_rss_kb(child.pid) == 0

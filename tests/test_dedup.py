@@ -110,7 +110,7 @@ def test_no_records_gives_an_empty_typed_frame():
 
 
 def test_encoding_and_file_names_never_change_paper_ids(tmp_path):
-    from paperhouse.ingest import read_records
+    from paperhouse.parse_cache import read_records
 
     text = "ICLR 2026 论文列表\n\n" + "\n\n".join(ABSTRACTS[:5]).replace("—", "-") + "\n"
     ids = []

@@ -2,13 +2,15 @@
 same as a full parse would give."""
 
 import shutil
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
 
 from corpus import SEEDS, seed_abstracts
 from paperhouse import parse_cache
-from paperhouse.ingest import AcceptanceRules, read_records
+from paperhouse.ingest import AcceptanceRules
+from paperhouse.parse_cache import read_records
 from paperhouse.warehouse import connect
 
 ABSTRACTS = seed_abstracts()
@@ -21,9 +23,11 @@ def folder(tmp_path):
     return target
 
 
-def ingest(folder, database, **options) -> parse_cache.Intake:
+def ingest(folder, database, **options) -> SimpleNamespace:
+    """What the ingest did (``folder``, ``forgotten``) and the ``records`` it left in raw.source_records."""
     with connect(database) as con:
-        return parse_cache.ingest(con, folder, run_id="test", **options)
+        intake = parse_cache.ingest(con, folder, run_id="test", **options)
+        return SimpleNamespace(**vars(intake), records=parse_cache.source_records(con))
 
 
 def statuses(intake) -> dict[str, str]:
@@ -127,7 +131,7 @@ def test_a_failed_ingest_leaves_cache_and_records_as_they_were(folder, tmp_path,
     sorted(folder.glob("0*.txt"))[0].unlink()
 
     def fail(con, table, frame):
-        if table == "source_records":
+        if table == "seed_files":  # after the new content went into the cache
             raise RuntimeError("disk full")
         return real_write(con, table, frame)
 
@@ -149,3 +153,14 @@ def test_a_cache_entry_whose_rows_do_not_add_up_is_parsed_again(folder, tmp_path
     intake = ingest(database=database, folder=folder)
     assert intake.folder.files.filter(pl.col("status") == "parsed")["file_sha256"].to_list() == [damaged]
     assert intake.records.equals(first.records)
+
+
+def test_more_than_a_duckdb_row_group_of_new_records_is_kept_whole(tmp_path):
+    # The cache is created and filled in one transaction, appends of a row group or more at a time.
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    paragraphs = parse_cache.DUCKDB_ROW_GROUP_ROWS + 1_000
+    (folder / "many.txt").write_text("Workshop 2026 Papers\n\n" + "\n\n".join(f"note {i}" for i in range(paragraphs)) + "\n")
+    intake = ingest(folder=folder, database=tmp_path / "build.duckdb")
+    assert intake.records.height == paragraphs
+    assert intake.records["record_no"].to_list() == list(range(1, paragraphs + 1))

@@ -7,7 +7,8 @@ import pytest
 
 import paperhouse.ingest as ingest_module
 from corpus import SEEDS, awkward_texts
-from paperhouse.ingest import AcceptanceRules, DecodedContent, parse_contents, parse_header, read_records
+from paperhouse.ingest import AcceptanceRules, DecodedContent, parse_contents, parse_header
+from paperhouse.parse_cache import read_records
 
 ABSTRACT = (
     "Large language models are increasingly used as general problem solvers, yet their reasoning "

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 import yaml
 
-from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, mart_schemas, validate_suite
+from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, mart_schemas, validate_suite
 
 
 @pytest.fixture
@@ -95,3 +95,20 @@ def test_dbt_tests_a_key_of_every_mart_whose_suite_leaves_keys_to_dbt():
     }
     marts = {suite.table_name for suite in SUITES_BY_NAME.values() if suite.schema_name == "marts"}
     assert marts - keyed == {"rejected_records"}  # rejected lines and unreadable files have no key
+
+
+def test_the_suite_worker_reports_what_validating_here_reports_and_keeps_no_lock(tmp_path: Path):
+    database = tmp_path / "w.duckdb"
+    with duckdb.connect(str(database)) as con:
+        con.execute("create schema raw")
+        _topic_weights(con, [("p_1", 1, 0.75), ("p_1", 1, 1.5), (None, 2, 0.5)])
+    suite = SUITES_BY_NAME["raw.topic_paper_weights"]
+    with duckdb.connect(str(database), read_only=True) as con:
+        here = validate_suite(con, suite)
+    worker = SuiteWorker()
+    try:
+        in_worker = worker.validate(database, suite)
+        duckdb.connect(str(database)).close()  # a writing step opens the file while the worker lives
+    finally:
+        worker.close()
+    assert not in_worker.success and repr(in_worker) == repr(here)  # repr: the examples hold a NaN

@@ -35,7 +35,7 @@ import polars as pl
 import pytest
 
 from corpus import REPO, SEEDS, seed_abstracts
-from paperhouse.ingest import read_records
+from paperhouse.parse_cache import read_records
 
 ABSTRACTS = seed_abstracts()
 # A paper no bundled list holds; its two overlapping halves stay two papers until it arrives whole.

@@ -46,7 +46,7 @@ def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResour
         records = read_frame(
             con,
             "select source_file, record_no, file_sha256, normalized_text from raw.source_records"
-            " where reject_reason is null",
+            " where reject_reason is null order by source_file, record_no",
         )
         known = registry.load(con)
         resolution = registry.resolve(assign_papers(records), known, context.run.run_id, datetime.now(timezone.utc))

@@ -6,6 +6,13 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse import parse_cache
+from paperhouse.warehouse import read_frame
+
+# Rejected records by the kind of reason (the text before its first colon), most frequent first.
+REJECTS_BY_REASON = """
+    select regexp_replace(reject_reason, ':.*', '') as reason, count(*) as records
+    from raw.source_records where reject_reason is not null group by 1 order by 2 desc, 1
+"""
 
 
 class IngestConfig(Config):
@@ -35,25 +42,27 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
         raise Failure(f"seeds folder {seeds_dir} does not exist (set PAPERHOUSE_SEEDS_DIR or the warehouse resource)")
     with warehouse.build_connection() as con:
         intake = parse_cache.ingest(con, seeds_dir, context.run.run_id, config.full_refresh)
-    records, folder, forgotten = intake.records, intake.folder, intake.forgotten
-
-    rejected = records.filter(pl.col("reject_reason").is_not_null())
-    by_reason = (
-        rejected.group_by(reason=pl.col("reject_reason").str.replace(r":.*", ""))
-        .len("records")
-        .sort(["records", "reason"], descending=[True, False])
-    )
+        rows, paragraphs, rejected = con.execute(
+            "select count(*), count(record_no), count(reject_reason) from raw.source_records"
+        ).fetchone()
+        by_reason = read_frame(con, REJECTS_BY_REASON)
+        preview = read_frame(
+            con,
+            "select source_file, record_no, venue, year, encoding, reject_reason, text from raw.source_records"
+            " order by source_file, record_no nulls first limit 5",
+        )
+    folder, forgotten = intake.folder, intake.forgotten
     unread = folder.files.filter(pl.col("status") == "unread")
-    paragraphs = records.filter(pl.col("record_no").is_not_null()).height
     context.log.info(
         f"{folder.files.height} files in {seeds_dir}: {folder.count('parsed')} parsed, {folder.count('reused')} unchanged"
-        f" (parse cache), {unread.height} unread; {paragraphs} paragraphs, {rejected.height} rejected records"
+        f" (parse cache), {unread.height} unread; {paragraphs} paragraphs, {rejected} rejected records"
     )
     for name, reason in unread.select("source_file", "reason").iter_rows():
         context.log.warning(f"not read: {name!r}: {reason}")
     return MaterializeResult(
         metadata=frame_metadata(
-            records.select("source_file", "record_no", "venue", "year", "encoding", "reject_reason", "text"),
+            preview,
+            row_count=rows,
             seeds_dir=str(seeds_dir),
             files_read=folder.files.height,
             files_parsed=folder.count("parsed"),
@@ -62,8 +71,8 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
             contents_forgotten=forgotten,
             full_refresh=config.full_refresh,
             paragraphs_read=paragraphs,
-            records_accepted=records.height - rejected.height,
-            records_rejected=rejected.height,
+            records_accepted=rows - rejected,
+            records_rejected=rejected,
             rejected_by_reason=counts_table(by_reason),
             unread_files=counts_table(unread.select("source_file", "reason")),
         )

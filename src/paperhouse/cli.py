@@ -64,6 +64,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except locking.RunLockBusy as busy:
         return _fail(str(busy), EXIT_BUSY)
     try:
+        from paperhouse.quality import suite_worker
+
+        suite_worker()  # imports Great Expectations on the other core while Dagster loads here
         from orchestration.runner import run_all
 
         started = time.perf_counter()
@@ -217,7 +220,7 @@ def cmd_eval_terms(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from paperhouse.ingest import read_abstracts
+    from paperhouse.parse_cache import read_abstracts
     from paperhouse.synth import write_corpus
 
     labels = write_corpus(

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from paperhouse.dedup import assign_papers, set_overlap, shingle_table
-from paperhouse.ingest import read_abstracts
+from paperhouse.parse_cache import read_abstracts
 from paperhouse.normalize import clean_text, normalized_text, words
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.synth import generate_sentence, train_chain

@@ -7,9 +7,10 @@ folder, a link that loops or dangles, a pipe) becomes one row with a null ``reco
 Nothing read is dropped silently.
 
 Reading is split so that runs can be incremental: ``read_folder`` hashes every file and
-parses only contents it is not told are ``known`` (``paperhouse.parse_cache`` keeps the
-parsed rows of each content by SHA-256); ``assemble_records`` puts the folder's records
-together from new and cached rows. ``read_records`` is both, with nothing known.
+parses only contents it is not told are ``known``, handing each parsed batch on as soon as it
+is parsed; ``paperhouse.parse_cache`` keeps the parsed rows of each content by SHA-256 in
+DuckDB and puts the folder's records together from new and cached rows. ``read_records``
+(there) does both into an in-memory database, with nothing known.
 
 Parsing happens in Polars, on batches of file contents: each decoded file is one row, split at
 blank lines and exploded into one row per paragraph, then judged and normalised with string
@@ -28,7 +29,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import polars as pl
 
@@ -336,10 +337,9 @@ def _file_headers(paragraphs: pl.DataFrame) -> pl.DataFrame:
 
 @dataclass(frozen=True)
 class FolderRead:
-    """One pass over the seeds folder: what is there, and the parsed rows of new content."""
+    """One pass over the seeds folder: every entry, and what was done with it."""
 
     files: pl.DataFrame  # SEED_FILE_SCHEMA
-    parsed: pl.DataFrame  # PARSED_RECORD_SCHEMA: rows of the contents parsed in this pass
 
     @property
     def shas(self) -> set[str]:
@@ -351,14 +351,17 @@ class FolderRead:
 
 def read_folder(
     seeds_dir: Path,
+    keep: Callable[[pl.DataFrame], None],
     rules: AcceptanceRules = AcceptanceRules(),
     known: set[str] | frozenset[str] = frozenset(),
     glob: str = "*.txt",
 ) -> FolderRead:
     """Read (and hash) every file of the folder; parse only contents whose SHA-256 is not ``known``.
 
-    A content is parsed once however many files hold it. Files that cannot be read whole
-    (not a file, unreadable, changing while read) are listed as ``unread`` with the reason.
+    The judged rows (``PARSED_RECORD_SCHEMA``) go to ``keep`` a batch at a time, as they are
+    parsed, each content whole in one batch: nothing holds all of them. A content is parsed
+    once however many files hold it. Files that cannot be read whole (not a file, unreadable,
+    changing while read) are listed as ``unread`` with the reason.
     """
     files: dict[str, list] = {name: [] for name in SEED_FILE_SCHEMA}
 
@@ -377,23 +380,23 @@ def read_folder(
                 seen.add(snapshot.sha256)
                 yield decode_content(snapshot.data, snapshot.sha256)
 
-    parsed = _parse_in_batches(new_contents(), rules)
-    return FolderRead(files=pl.DataFrame(files, schema=SEED_FILE_SCHEMA), parsed=parsed)
+    _parse_in_batches(new_contents(), rules, keep)
+    return FolderRead(files=pl.DataFrame(files, schema=SEED_FILE_SCHEMA))
 
 
-def _parse_in_batches(contents: Iterable[DecodedContent], rules: AcceptanceRules) -> pl.DataFrame:
-    """The judged rows of the contents, a batch at a time: Polars parses one batch in a worker
-    thread while the main thread reads and decodes the next, and no more than two are held."""
-    parsed = [pl.DataFrame(schema=PARSED_RECORD_SCHEMA)]
+def _parse_in_batches(
+    contents: Iterable[DecodedContent], rules: AcceptanceRules, keep: Callable[[pl.DataFrame], None]
+) -> None:
+    """Polars parses one batch in a worker thread while this thread reads and decodes the next
+    and hands the previous one to ``keep``; no more than two batches are held."""
     in_flight: Future[pl.DataFrame] | None = None
     with ThreadPoolExecutor(max_workers=1) as polars_worker:
         for batch in _batched(contents, _BATCH_BYTES):
             if in_flight is not None:
-                parsed.append(in_flight.result())
+                keep(in_flight.result())
             in_flight = polars_worker.submit(_parse_batch, batch, rules)
         if in_flight is not None:
-            parsed.append(in_flight.result())
-    return pl.concat(parsed)
+            keep(in_flight.result())
 
 
 def _batched(contents: Iterable[DecodedContent], max_bytes: int) -> Iterator[list[DecodedContent]]:
@@ -410,36 +413,6 @@ def _batched(contents: Iterable[DecodedContent], max_bytes: int) -> Iterator[lis
 
 def _parse_batch(contents: list[DecodedContent], rules: AcceptanceRules) -> pl.DataFrame:
     return judge_records(parse_contents(contents).lazy(), rules).select(list(PARSED_RECORD_SCHEMA)).collect()
-
-
-def assemble_records(files: pl.DataFrame, contents: pl.DataFrame) -> pl.DataFrame:
-    """The source records of the folder: each listed file's rows by its content (``contents``:
-    ``PARSED_RECORD_SCHEMA``, parsed now or taken from the cache), plus one rejected row per file
-    that could not be read. Sorted by file name and position, however the rows were obtained."""
-    readable = files.filter(pl.col("status") != "unread").select("source_file", "file_sha256")
-    unread = files.filter(pl.col("status") == "unread").select(
-        "source_file", file_sha256=pl.lit(None, pl.String), file_bytes=pl.lit(None, pl.Int64), reject_reason="reason"
-    )
-    return (
-        pl.concat(
-            [readable.join(contents, on="file_sha256", how="inner"), unread],
-            how="diagonal_relaxed",
-        )
-        .select([pl.col(name).cast(dtype) for name, dtype in SOURCE_RECORD_SCHEMA.items()])
-        .sort("source_file", "record_no", nulls_last=False)
-    )
-
-
-def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), glob: str = "*.txt") -> pl.DataFrame:
-    """All records of all seed files, normalised and judged; one row per paragraph or failed file."""
-    folder = read_folder(seeds_dir, rules, glob=glob)
-    return assemble_records(folder.files, folder.parsed)
-
-
-def read_abstracts(seeds_dir: Path, glob: str = "*.txt") -> list[str]:
-    """The accepted abstracts of a folder, as text: material for synthetic and evaluation corpora."""
-    records = read_records(seeds_dir, glob=glob)
-    return records.filter(pl.col("reject_reason").is_null())["text"].to_list()
 
 
 def parser_version(rules: AcceptanceRules = AcceptanceRules()) -> str:

@@ -6,8 +6,13 @@ parser version, rows, when and by which run it was parsed) and ``raw.parsed_reco
 the cache does not hold for the current parser version, and forgets contents that are no
 longer in the folder. Renaming a file costs nothing; changing one byte re-parses that file.
 
-Every write happens inside the caller's transaction, together with the ``raw.source_records``
-it produced, so a run killed at any point leaves the cache and the records consistent.
+``raw.source_records`` is a view: each file of the folder (``raw.seed_files``) joined to the
+cached rows of its content, plus one row per file that could not be read. The text of a record
+is stored once, in the cache, and parsed batches go to DuckDB as they are parsed, so no step
+holds the whole folder in memory.
+
+Every write happens inside one transaction, so a run killed at any point leaves the cache, the
+files and the records consistent.
 """
 
 from __future__ import annotations
@@ -20,16 +25,10 @@ import duckdb
 import polars as pl
 
 from paperhouse.faults import failpoint
-from paperhouse.ingest import (
-    PARSED_RECORD_SCHEMA,
-    AcceptanceRules,
-    FolderRead,
-    assemble_records,
-    parser_version,
-    read_folder,
-)
-from paperhouse.warehouse import RAW_SCHEMA, registered, table_exists, write_table
+from paperhouse.ingest import PARSED_RECORD_SCHEMA, SOURCE_RECORD_SCHEMA, AcceptanceRules, FolderRead, parser_version, read_folder
+from paperhouse.warehouse import RAW_SCHEMA, create_table, registered, table_exists, write_table
 
+DUCKDB_ROW_GROUP_ROWS = 122_880  # DuckDB's default row group size
 FILES_TABLE = "parsed_files"
 RECORDS_TABLE = "parsed_records"
 FILES_SCHEMA = {
@@ -39,14 +38,25 @@ FILES_SCHEMA = {
     "parsed_at": pl.Datetime("us"),  # UTC
     "parsed_by_run": pl.String,
 }
+SOURCE_RECORDS_VIEW = f"""
+    create view {RAW_SCHEMA}.source_records as
+    select {", ".join(SOURCE_RECORD_SCHEMA)}
+    from (
+        select files.source_file, records.*
+        from {RAW_SCHEMA}.seed_files as files
+        inner join {RAW_SCHEMA}.{RECORDS_TABLE} as records using (file_sha256)
+        where files.status != 'unread'
+        union all by name
+        select source_file, reason as reject_reason from {RAW_SCHEMA}.seed_files where status = 'unread'
+    )
+"""
 
 
 @dataclass(frozen=True)
 class Intake:
     """What one incremental ingest did."""
 
-    records: pl.DataFrame  # raw.source_records
-    folder: FolderRead  # raw.seed_files, and the contents parsed in this pass
+    folder: FolderRead  # raw.seed_files
     forgotten: int  # cached contents no longer in the folder
 
 
@@ -56,24 +66,80 @@ def ingest(
     run_id: str | None = None,
     full_refresh: bool = False,
     rules: AcceptanceRules = AcceptanceRules(),
+    glob: str = "*.txt",
 ) -> Intake:
-    """Read the folder, parsing only new contents, and write ``raw.seed_files``,
-    ``raw.source_records`` and the cache in one transaction."""
+    """Read the folder, parsing only new contents into the cache as they are parsed, and write
+    ``raw.seed_files`` and the ``raw.source_records`` view over them, in one transaction."""
     version = parser_version(rules)
     known = set() if full_refresh else known_contents(con, version)
-    folder = read_folder(seeds_dir, rules, known=known)
-    reused = load_contents(con, folder.shas & known)
-    records = assemble_records(folder.files, pl.concat([folder.parsed, reused]))
-    missing = folder.files.join(records.select("source_file").unique(), on="source_file", how="anti")
-    if missing.height:  # every file yields a row: a paragraph, or why it has none
-        raise RuntimeError(f"no records for {missing.height} files, e.g. {missing['source_file'][0]!r}")
     con.begin()
-    forgotten = store(con, folder, version, run_id, datetime.now(timezone.utc))
-    write_table(con, "seed_files", folder.files)
-    write_table(con, "source_records", records)
-    failpoint("ingest.before_commit")
-    con.commit()
-    return Intake(records=records, folder=folder, forgotten=forgotten)
+    try:
+        _create_tables(con)
+        # Rows the cache does not trust (another parser version, rows that do not add up, a full
+        # refresh) go first: their contents, where still in the folder, are parsed again below.
+        with registered(con, "trusted", pl.DataFrame({"file_sha256": sorted(known)}, schema={"file_sha256": pl.String})):
+            con.execute(f"delete from {RAW_SCHEMA}.{RECORDS_TABLE} where file_sha256 not in (select file_sha256 from trusted)")
+        cache = _CacheWriter(con)
+        folder = read_folder(seeds_dir, cache.keep, rules, known=known, glob=glob)
+        cache.flush()
+        forgotten = _index(con, folder, cache.rows_of_content, version, run_id, datetime.now(timezone.utc))
+        write_table(con, "seed_files", folder.files)
+        _replace_source_records_view(con)
+        _every_file_has_a_record(con)
+        failpoint("ingest.before_commit")
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return Intake(folder=folder, forgotten=forgotten)
+
+
+class _CacheWriter:
+    """Appends parsed batches to the cache a DuckDB row group or more at a time.
+
+    Inside a transaction, DuckDB keeps appends smaller than a row group in memory until the
+    commit, so a folder written a parse batch at a time would be held whole; appends of a row
+    group or more go to the database file at once.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.rows_of_content: dict[str, int] = {}
+        self._pending: list[pl.DataFrame] = []
+
+    def keep(self, parsed: pl.DataFrame) -> None:
+        self._pending.append(parsed)
+        self.rows_of_content.update(parsed.group_by("file_sha256").len("n_rows").iter_rows())
+        if sum(frame.height for frame in self._pending) >= DUCKDB_ROW_GROUP_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        with registered(self.con, "parsed_rows", pl.concat(self._pending)):
+            self.con.execute(f"insert into {RAW_SCHEMA}.{RECORDS_TABLE} by name select * from parsed_rows")
+        self._pending = []
+
+
+def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), glob: str = "*.txt") -> pl.DataFrame:
+    """All records of all seed files, parsed from scratch (in an in-memory database); one row per
+    paragraph or failed file."""
+    with duckdb.connect() as con:
+        ingest(con, seeds_dir, rules=rules, glob=glob)
+        return source_records(con)
+
+
+def read_abstracts(seeds_dir: Path, glob: str = "*.txt") -> list[str]:
+    """The accepted abstracts of a folder, as text: material for synthetic and evaluation corpora."""
+    return read_records(seeds_dir, glob=glob).filter(pl.col("reject_reason").is_null())["text"].to_list()
+
+
+def source_records(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """``raw.source_records`` by file name and position (a failed file's row first)."""
+    rows = con.execute(
+        f"select * from {RAW_SCHEMA}.source_records order by source_file, record_no nulls first"
+    ).pl()
+    return rows.select([pl.col(name).cast(dtype) for name, dtype in SOURCE_RECORD_SCHEMA.items()])
 
 
 def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
@@ -90,53 +156,60 @@ def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
     return {sha for (sha,) in rows.fetchall()}
 
 
-def load_contents(con: duckdb.DuckDBPyConnection, shas: set[str]) -> pl.DataFrame:
-    """The cached rows of these contents."""
-    if not shas:
-        return pl.DataFrame(schema=PARSED_RECORD_SCHEMA)
-    wanted = pl.DataFrame({"file_sha256": sorted(shas)}, schema={"file_sha256": pl.String})
-    with registered(con, "wanted_contents", wanted):
-        rows = con.execute(
-            f"select * from {RAW_SCHEMA}.{RECORDS_TABLE} semi join wanted_contents using (file_sha256)"
-        ).pl()
-    return rows.select([pl.col(name).cast(dtype) for name, dtype in PARSED_RECORD_SCHEMA.items()])
-
-
-def store(con: duckdb.DuckDBPyConnection, folder: FolderRead, version: str, run_id: str | None, now: datetime) -> int:
-    """Keep the contents parsed in this pass, forget those no longer in the folder; returns how
-    many contents were forgotten. Call inside a transaction."""
-    _create_tables(con)
+def _index(
+    con: duckdb.DuckDBPyConnection, folder: FolderRead, rows_of_content: dict[str, int], version: str,
+    run_id: str | None, now: datetime,
+) -> int:
+    """Index the contents parsed in this pass, forget those no longer in the folder; returns how
+    many contents were forgotten."""
     present = pl.DataFrame({"file_sha256": sorted(folder.shas)}, schema={"file_sha256": pl.String})
-    parsed = folder.parsed
-    index = (
-        parsed.group_by("file_sha256")
-        .len("n_rows")
-        .with_columns(parser_version=pl.lit(version), parsed_at=pl.lit(_utc(now), pl.Datetime("us")),
-                      parsed_by_run=pl.lit(run_id, pl.String))
-        .select([pl.col(name).cast(dtype) for name, dtype in FILES_SCHEMA.items()])
-        .sort("file_sha256")
+    index = pl.DataFrame(
+        {
+            "file_sha256": sorted(rows_of_content),
+            "parser_version": version,
+            "n_rows": [rows_of_content[sha] for sha in sorted(rows_of_content)],
+            "parsed_at": _utc(now),
+            "parsed_by_run": run_id,
+        },
+        schema=FILES_SCHEMA,
     )
-    with registered(con, "present_contents", present), registered(con, "new_rows", parsed), \
-            registered(con, "new_index", index):
+    with registered(con, "present_contents", present), registered(con, "new_index", index):
         forgotten = con.execute(
             f"select count(*) from {RAW_SCHEMA}.{FILES_TABLE} anti join present_contents using (file_sha256)"
         ).fetchone()[0]
-        for table in (RECORDS_TABLE, FILES_TABLE):
-            con.execute(
-                f"delete from {RAW_SCHEMA}.{table} where file_sha256 not in (select file_sha256 from present_contents)"
-                " or file_sha256 in (select file_sha256 from new_index)"
-            )
-        con.execute(f"insert into {RAW_SCHEMA}.{RECORDS_TABLE} by name select * from new_rows")
+        con.execute(
+            f"delete from {RAW_SCHEMA}.{RECORDS_TABLE} where file_sha256 not in (select file_sha256 from present_contents)"
+        )
+        con.execute(
+            f"delete from {RAW_SCHEMA}.{FILES_TABLE} where file_sha256 not in (select file_sha256 from present_contents)"
+            " or file_sha256 in (select file_sha256 from new_index)"
+        )
         con.execute(f"insert into {RAW_SCHEMA}.{FILES_TABLE} by name select * from new_index")
     return int(forgotten)
 
 
+def _replace_source_records_view(con: duckdb.DuckDBPyConnection) -> None:
+    # Warehouses built before the view kept the records as a table.
+    if table_exists(con, RAW_SCHEMA, "source_records"):
+        con.execute(f"drop table {RAW_SCHEMA}.source_records")
+    con.execute(f"drop view if exists {RAW_SCHEMA}.source_records")
+    con.execute(SOURCE_RECORDS_VIEW)
+
+
+def _every_file_has_a_record(con: duckdb.DuckDBPyConnection) -> None:
+    """Every file yields a row: a paragraph, or why it has none."""
+    missing = con.execute(
+        f"select source_file from {RAW_SCHEMA}.seed_files"
+        f" anti join (select distinct source_file from {RAW_SCHEMA}.source_records) using (source_file)"
+    ).fetchall()
+    if missing:
+        raise RuntimeError(f"no records for {len(missing)} files, e.g. {missing[0][0]!r}")
+
+
 def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(f"create schema if not exists {RAW_SCHEMA}")
     for table, schema in ((RECORDS_TABLE, PARSED_RECORD_SCHEMA), (FILES_TABLE, FILES_SCHEMA)):
         if not table_exists(con, RAW_SCHEMA, table):
-            with registered(con, "empty_frame", pl.DataFrame(schema=schema)):
-                con.execute(f"create table {RAW_SCHEMA}.{table} as select * from empty_frame")
+            create_table(con, table, schema)
 
 
 def _utc(moment: datetime) -> datetime:

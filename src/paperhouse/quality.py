@@ -4,7 +4,8 @@ Each suite validates two pandas DataFrames pulled from DuckDB (GX 1.x has no Duc
 dialect): the table's columns, one row each with its declared type, against the expected
 schema, and the few columns its value expectations need. Great Expectations is imported
 lazily, on first validation: it costs seconds and hundreds of MB, which definitions
-loading and the CLI's other commands should not pay.
+loading and the CLI's other commands should not pay. A run validates in a ``SuiteWorker``
+process, which pays that import while the run does its first steps.
 
 The marts' expected schemas are read from the dbt YAML that enforces their contracts, so
 the two can never disagree; the raw tables' come from the Python code that writes them.
@@ -17,9 +18,13 @@ the counts against the raw tables, and value ranges.
 
 from __future__ import annotations
 
+import atexit
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
@@ -35,10 +40,9 @@ from paperhouse.settings import DBT_PROJECT_DIR
 from paperhouse.similar import SIMILAR_SCHEMA
 from paperhouse.terms import ALIAS_KINDS, ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_KINDS, TERM_SCHEMA
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
+from paperhouse.warehouse import connect, duckdb_type
 
 MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
-_POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
-                     pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER", pl.Datetime("us"): "TIMESTAMP"}
 
 # Facts: counts the expectations compare against, computed from the warehouse at check time.
 Facts = dict[str, int]
@@ -119,7 +123,7 @@ class SuiteResult:
 
 
 def _duckdb_types(schema: dict) -> dict[str, str]:
-    return {column: _POLARS_TO_DUCKDB[dtype] for column, dtype in schema.items()}
+    return {column: duckdb_type(dtype) for column, dtype in schema.items()}
 
 
 RAW_SCHEMAS: dict[str, dict[str, str]] = {
@@ -405,3 +409,37 @@ def _facts(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], tuple]:
 
 def validate_warehouse(con: duckdb.DuckDBPyConnection, suites: tuple[Suite, ...] = SUITES) -> list[SuiteResult]:
     return [validate_suite(con, suite) for suite in suites]
+
+
+class SuiteWorker:
+    """Validates suites against a DuckDB file in a worker process that imports GX as it starts.
+
+    Importing Great Expectations costs about 4.5 s of CPU. Started when a run starts, the worker
+    pays it on the second core while the run loads Dagster, ingests and deduplicates, instead
+    of in front of the first check. The worker opens the file read-only for one suite at a time
+    and closes it, so it never holds the lock a writing step needs.
+    """
+
+    def __init__(self) -> None:
+        # Spawned, not forked: the parent runs Polars' and Dagster's threads.
+        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_gx)
+        self._pool.submit(os.getpid)  # the pool starts its process on the first task: start it now
+
+    def validate(self, database: Path, suite: Suite) -> SuiteResult:
+        return self._pool.submit(_validate_file, str(database), suite.name).result()
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+@cache
+def suite_worker() -> SuiteWorker:
+    """The process's one worker, started on first use and stopped when the process exits."""
+    worker = SuiteWorker()
+    atexit.register(worker.close)
+    return worker
+
+
+def _validate_file(database: str, suite_name: str) -> SuiteResult:
+    with connect(Path(database), read_only=True) as con:
+        return validate_suite(con, SUITES_BY_NAME[suite_name])

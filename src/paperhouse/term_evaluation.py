@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from paperhouse.ingest import read_records
+from paperhouse.parse_cache import read_records
 from paperhouse.names import extract_method_names
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.terms import index_terms, singular, variant_key

@@ -77,6 +77,23 @@ def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> boo
     )
 
 
+_POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
+                     pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER", pl.Datetime("us"): "TIMESTAMP"}
+
+
+def duckdb_type(dtype: pl.DataType) -> str:
+    return _POLARS_TO_DUCKDB[dtype]
+
+
+def create_table(con: duckdb.DuckDBPyConnection, table: str, schema: dict[str, pl.DataType]) -> None:
+    """An empty ``raw.<table>`` with these columns, declared. Not ``create table as`` an empty
+    frame: DuckDB 1.5.6 then loses the rows of a later append of a row group or more made in
+    the same transaction (they count 0, before and after the commit)."""
+    columns = ", ".join(f'"{name}" {duckdb_type(dtype)}' for name, dtype in schema.items())
+    con.execute(f'create schema if not exists "{RAW_SCHEMA}"')
+    con.execute(f'create table "{RAW_SCHEMA}"."{table}" ({columns})')
+
+
 def write_table(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     """Replace ``raw.<table>`` with the frame, handed over as Arrow (no copy through Python)."""
     with registered(con, "incoming_frame", frame):
