@@ -1,5 +1,8 @@
 """The Great Expectations suites pass on good tables and fail, with observed values, on bad ones."""
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -112,3 +115,20 @@ def test_the_suite_worker_reports_what_validating_here_reports_and_keeps_no_lock
     finally:
         worker.close()
     assert not in_worker.success and repr(in_worker) == repr(here)  # repr: the examples hold a NaN
+
+
+def test_the_suite_worker_of_a_killed_run_lets_go_of_its_output_and_exits():
+    started = (
+        "import os, time\n"
+        "from paperhouse.quality import SuiteWorker\n"
+        "print(SuiteWorker()._pool.submit(os.getpid).result(), flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", started], stdout=subprocess.PIPE, text=True) as run:
+        worker = int(run.stdout.readline())
+        run.kill()
+        run.communicate(timeout=30)  # the end of the output arrives: the worker does not hold it
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(f"/proc/{worker}").exists()

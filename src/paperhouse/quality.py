@@ -21,6 +21,8 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -422,7 +424,10 @@ class SuiteWorker:
 
     def __init__(self) -> None:
         # Spawned, not forked: the parent runs Polars' and Dagster's threads.
-        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_gx)
+        self._pool = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker, initargs=(os.getpid(),),
+        )
         self._pool.submit(os.getpid)  # the pool starts its process on the first task: start it now
 
     def validate(self, database: Path, suite: Suite) -> SuiteResult:
@@ -438,6 +443,23 @@ def suite_worker() -> SuiteWorker:
     worker = SuiteWorker()
     atexit.register(worker.close)
     return worker
+
+
+def _start_worker(parent: int) -> None:
+    """In the worker: let go of the output the parent shares with whoever reads it (a killed
+    run's reader must see the end of its output), leave when the parent is gone (a killed run
+    cannot stop its worker), then import GX."""
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    for stream in (1, 2):
+        os.dup2(quiet, stream)
+    threading.Thread(target=_exit_without, args=(parent,), daemon=True).start()
+    _gx()
+
+
+def _exit_without(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
 
 
 def _validate_file(database: str, suite_name: str) -> SuiteResult:
