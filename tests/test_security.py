@@ -7,8 +7,10 @@ from pathlib import Path
 
 from corpus import REPO
 
-# Names that may be formatted into SQL: code constants and identifiers read from DuckDB's catalog.
-SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "table", "schema", "key_columns"}
+# Names that may be formatted into SQL: code constants and identifiers read from DuckDB's catalog
+# (column_declarations: names and types from a table's schema in the code).
+SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "table", "schema", "key_columns",
+                   "column_declarations"}
 
 
 def _python_files() -> list[Path]:

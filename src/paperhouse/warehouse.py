@@ -89,9 +89,9 @@ def create_table(con: duckdb.DuckDBPyConnection, table: str, schema: dict[str, p
     """An empty ``raw.<table>`` with these columns, declared. Not ``create table as`` an empty
     frame: DuckDB 1.5.6 then loses the rows of a later append of a row group or more made in
     the same transaction (they count 0, before and after the commit)."""
-    columns = ", ".join(f'"{name}" {duckdb_type(dtype)}' for name, dtype in schema.items())
+    column_declarations = ", ".join(f'"{name}" {duckdb_type(dtype)}' for name, dtype in schema.items())
     con.execute(f'create schema if not exists "{RAW_SCHEMA}"')
-    con.execute(f'create table "{RAW_SCHEMA}"."{table}" ({columns})')
+    con.execute(f'create table "{RAW_SCHEMA}"."{table}" ({column_declarations})')
 
 
 def write_table(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
