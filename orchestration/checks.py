@@ -43,7 +43,7 @@ def great_expectations_check(suite: Suite) -> AssetChecksDefinition:
     @asset_check(
         asset=suite.name.split("."),
         name=f"great_expectations_{suite.table_name}",
-        description=f"Great Expectations suite `{suite.name}`: column names and types, keys, and counts.",
+        description=f"Great Expectations suite `{suite.name}`: column names and types (nullability included), and what must hold of its values and row count.",
         blocking=True,
     )
     def _check(
