@@ -7,6 +7,9 @@ import polars as pl
 import pytest
 
 from corpus import seed_abstracts
+from polars.testing import assert_frame_equal
+
+from paperhouse import dedup
 from paperhouse.dedup import assign_papers
 from paperhouse.normalize import clean_text, normalized_text
 
@@ -76,6 +79,26 @@ def test_different_papers_sharing_an_opening_sentence_stay_apart():
 def test_all_bundled_abstracts_are_distinct_papers():
     result = decisions({f"{i}.txt": text for i, text in enumerate(ABSTRACTS)})
     assert len({row["paper_id"] for row in result.values()}) == len(ABSTRACTS) == 76
+
+
+def test_texts_and_pairs_taken_in_small_batches_give_the_same_papers(monkeypatch):
+    texts = {f"{i}.txt": text for i, text in enumerate(ABSTRACTS)}
+    texts |= {f"{kind} {i}.txt": variant(ABSTRACTS[i]) for kind, variant in VARIANTS.items() for i in range(3)}
+    whole = assign_papers(frame(texts))
+    keys = whole.join(frame(texts), on="source_file").select(dedup.joined_words(pl.col("normalized_text")))
+    signature, sizes = dedup._signatures(keys.to_series(), dedup.DedupParams())
+    every_pair = [(a, b) for a in range(len(keys)) for b in range(a + 1, len(keys))]
+    pairs = pl.DataFrame(every_pair, schema={"a": pl.UInt32, "b": pl.UInt32}, orient="row")
+    promising = dedup._promising(pairs, signature, sizes, dedup.DedupParams())
+
+    monkeypatch.setattr(dedup, "SIGNATURE_BATCH", 7)
+    monkeypatch.setattr(dedup, "_PAIRS_PER_CHUNK", 3)
+    batched_signature, batched_sizes = dedup._signatures(keys.to_series(), dedup.DedupParams())
+    assert (batched_signature == signature).all() and (batched_sizes == sizes).all()
+    assert_frame_equal(dedup._promising(pairs, signature, sizes, dedup.DedupParams()), promising)
+    assert 0 < promising.height < pairs.height  # some pairs are promising, not all
+    assert_frame_equal(assign_papers(frame(texts)), whole)
+    assert whole["paper_id"].n_unique() == len(ABSTRACTS)  # every variant found its original
 
 
 def test_paper_ids_do_not_depend_on_file_order_or_names():

@@ -5,7 +5,7 @@ import pytest
 from polars.testing import assert_series_equal
 
 from corpus import awkward_texts, seed_abstracts
-from paperhouse.normalize import NFKC_STABLE, _nfkc, clean_text, normalized_text
+from paperhouse.normalize import NFKC_STABLE, _nfkc, clean_text, joined_words, normalized_text, words
 
 BASE = "We propose test-time correction of reasoning, a lightweight method - it works."
 
@@ -50,6 +50,15 @@ def test_clean_text_collapses_whitespace_runs_as_the_plain_pattern_does():
     plain = pl.col("text").str.replace_all(r"\s+", " ").str.strip_chars()
     frame = texts_to_compare().select(fast=clean_text(pl.col("text")), plain=plain)
     assert_series_equal(frame["fast"], frame["plain"], check_names=False)
+
+
+def test_joined_words_are_the_words_joined_by_spaces():
+    texts = texts_to_compare().vstack(pl.DataFrame({"text": ["", " -- ", "α-β 3.5x, (ok)!", "  lead and trail  "]}))
+    frame = texts.select(
+        fast=joined_words(normalized_text(pl.col("text"))), plain=words(normalized_text(pl.col("text"))).list.join(" ")
+    )
+    assert_series_equal(frame["fast"], frame["plain"], check_names=False)
+    assert frame["fast"].str.contains(" ").any() and (frame["fast"] == "").any()
 
 
 def test_nfkc_only_where_it_might_change_equals_nfkc_everywhere():

@@ -4,6 +4,8 @@
 2. Near: each distinct text gets a one-permutation MinHash signature over its word
    3-shingles (densified, so short texts still fill every bin); LSH banding proposes
    candidate pairs; each candidate is verified on the exact shingle and word sets.
+   Signatures are computed a batch of texts at a time and the sets are rebuilt only for the
+   texts of candidate pairs, so memory holds signatures, not every text's shingles.
    A pair is merged when its texts resemble each other (shingle Jaccard), when one is
    (nearly) contained in the other (a truncated or extended copy), or when they share
    almost all words and a fair part of their phrasing (a reworded revision).
@@ -27,7 +29,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from paperhouse.arrays import sorted_unique
-from paperhouse.normalize import words
+from paperhouse.normalize import joined_words
 
 _U64 = np.uint64
 _MASK32 = _U64(0xFFFFFFFF)
@@ -52,6 +54,11 @@ class DedupParams:
     min_word_jaccard: float = 0.7
     min_jaccard_with_words: float = 0.25
 
+
+# Texts whose words and shingles are in memory at once (about 9M shingles, 0.5 GB of working memory).
+SIGNATURE_BATCH = 50_000
+# Candidate pairs whose signatures are compared at once (2 x 100 MB of 256-bin signatures).
+_PAIRS_PER_CHUNK = 100_000
 
 ASSIGNMENT_SCHEMA = {
     "source_file": pl.String,
@@ -161,43 +168,38 @@ def minhash_signatures(shingles: pl.DataFrame, n_docs: int, num_bins: int) -> np
 
 def candidate_pairs(signature: np.ndarray, sizes: np.ndarray, params: DedupParams) -> pl.DataFrame:
     """Pairs of texts that agree on every row of at least one LSH band, and whose whole
-    signatures say a merge rule could hold (``sizes``: shingles per text)."""
+    signatures say a merge rule could hold (``sizes``: shingles per text).
+
+    Bands are paired up one at a time and only promising pairs are kept: a million texts'
+    colliding pairs of every band at once took over 10 GB."""
     n_docs, num_bins = signature.shape
     rows = num_bins // params.bands
     usable = np.flatnonzero(signature[:, 0] != np.iinfo(np.uint32).max)
-    if len(usable) < 2:
-        return pl.DataFrame(schema={"a": pl.UInt32, "b": pl.UInt32})
-    keys = []
-    for band in range(params.bands):
+    promising = [pl.DataFrame(schema={"a": pl.UInt32, "b": pl.UInt32})]
+    for band in range(params.bands if len(usable) >= 2 else 0):
         # Strided bins (band, band + bands, ...): densification copies a filled bin into the empty
         # bins to its left, so adjacent bins are correlated and would make a band collide too easily.
         block = signature[usable, band : band + rows * params.bands : params.bands].astype(_U64)
         key = np.full(len(usable), _U64(band), dtype=_U64)
         for column in block.T:
             key = _mix(key * _GOLDEN + column)
-        keys.append(key)
-    buckets = pl.DataFrame(
-        {
-            "band": np.repeat(np.arange(params.bands, dtype=np.int32), len(usable)),
-            "key": np.concatenate(keys),
-            "doc": np.tile(usable.astype(np.uint32), params.bands),
-        }
-    )
-    bucket_sizes = buckets.group_by("band", "key").len()
-    shared = buckets.join(
-        bucket_sizes.filter((pl.col("len") >= 2) & (pl.col("len") <= params.max_bucket)), on=["band", "key"], how="semi"
-    )
-    pairs = (
-        shared.join(shared, on=["band", "key"], suffix="_b")
-        .filter(pl.col("doc") < pl.col("doc_b"))
-        .select(a="doc", b="doc_b")
-        .unique()
-        .sort("a", "b")
-    )
-    # A band can collide by chance; the whole signature estimates the Jaccard similarity, and
-    # with the sizes, the containment: |A and B| = J (|A| + |B|) / (1 + J).
+        buckets = pl.DataFrame({"key": key, "doc": usable.astype(np.uint32)})
+        shared = buckets.filter(pl.len().over("key").is_between(2, params.max_bucket))
+        pairs = shared.join(shared, on="key", suffix="_b").filter(pl.col("doc") < pl.col("doc_b"))
+        promising.append(_promising(pairs.select(a="doc", b="doc_b"), signature, sizes, params))
+    return pl.concat(promising).unique().sort("a", "b")
+
+
+def _promising(pairs: pl.DataFrame, signature: np.ndarray, sizes: np.ndarray, params: DedupParams) -> pl.DataFrame:
+    """The pairs whose whole signatures say a merge rule could hold: a band can collide by chance,
+    while the signature estimates the Jaccard similarity and, with the sizes, the containment:
+    |A and B| = J (|A| + |B|) / (1 + J)."""
     a, b = pairs["a"].to_numpy(), pairs["b"].to_numpy()
-    jaccard = (signature[a] == signature[b]).mean(axis=1)
+    # Signatures compared a chunk of pairs at a time, so memory stays flat however many pairs collide.
+    jaccard = np.concatenate([np.zeros(0)] + [
+        (signature[a[start : start + _PAIRS_PER_CHUNK]] == signature[b[start : start + _PAIRS_PER_CHUNK]]).mean(axis=1)
+        for start in range(0, len(a), _PAIRS_PER_CHUNK)
+    ])
     containment = jaccard * (sizes[a] + sizes[b]) / ((1 + jaccard) * np.maximum(np.minimum(sizes[a], sizes[b]), 1))
     promising = (jaccard >= params.min_estimated_jaccard) | (containment >= params.min_estimated_containment)
     return pairs.filter(pl.Series(promising))
@@ -287,33 +289,58 @@ def paper_edges(merged: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([symmetric, contained])
 
 
+def _words_of(keys: pl.Series) -> pl.Series:
+    """Each text's words back from its exact key (its words joined by single spaces); null when none."""
+    key = pl.col(keys.name)
+    return keys.to_frame().select(pl.when(key != "").then(key.str.split(" "))).to_series()
+
+
+def _signatures(keys: pl.Series, params: DedupParams) -> tuple[np.ndarray, np.ndarray]:
+    """The MinHash signature and the number of shingles of every text, ``SIGNATURE_BATCH`` texts at a time."""
+    signature = np.empty((len(keys), params.num_bins), dtype=np.uint32)
+    sizes = np.empty(len(keys), dtype=np.int64)
+    for start in range(0, len(keys), SIGNATURE_BATCH):
+        batch = keys.slice(start, SIGNATURE_BATCH)
+        _, shingles = shingle_table(_words_of(batch), params.shingle_size)
+        signature[start : start + len(batch)] = minhash_signatures(shingles, len(batch), params.num_bins)
+        sizes[start : start + len(batch)] = np.bincount(shingles["doc"].to_numpy(), minlength=len(batch))
+    return signature, sizes
+
+
+def _verify(pairs: pl.DataFrame, keys: pl.Series, params: DedupParams) -> pl.DataFrame:
+    """``verify_pairs`` on word and shingle sets built for the texts the pairs involve, and no others."""
+    involved = sorted_unique(np.concatenate([pairs["a"].to_numpy(), pairs["b"].to_numpy()])).astype(np.uint32)
+    # shingle_table numbers the texts it is given 0, 1, ...: back to their numbers among all texts.
+    renumbered = lambda sets: sets.with_columns(doc=pl.Series(involved[sets["doc"].to_numpy()]))  # noqa: E731
+    word_sets, shingles = (renumbered(sets) for sets in shingle_table(_words_of(keys.gather(involved)), params.shingle_size))
+    return verify_pairs(pairs, shingles, word_sets, params)
+
+
 def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) -> pl.DataFrame:
     """One row per record (``source_file``, ``record_no``, ``file_sha256``, ``normalized_text``
     as ``paperhouse.normalize`` makes it) with its ``paper_id``, how it matched its paper's
     canonical record, and the evidence."""
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA)
-    records = records.select("source_file", "record_no", "file_sha256", "normalized_text").with_columns(
-        word_list=words(pl.col("normalized_text"))
-    ).with_columns(exact_key=pl.col("word_list").list.join(" "))
+    records = records.select("source_file", "record_no", "file_sha256", exact_key=joined_words(pl.col("normalized_text")))
     texts = (
-        records.group_by("exact_key")
-        .agg(pl.col("word_list").first())
+        records.select("exact_key")
+        .unique()
         .sort("exact_key")
         .with_row_index("doc")
         .with_columns(
-            n_words=pl.col("word_list").list.len(),
+            n_words=pl.when(pl.col("exact_key") == "").then(0).otherwise(pl.col("exact_key").str.count_matches(" ") + 1)
+            .cast(pl.UInt32),
             text_hash=pl.col("exact_key").map_batches(
                 lambda keys: pl.Series([text_hash(k) for k in keys.to_list()], dtype=pl.String), return_dtype=pl.String
             ),
         )
     )
-    records = records.drop("word_list")
-    word_sets, shingles = shingle_table(texts["word_list"], params.shingle_size)
-    texts = texts.drop("word_list")
-    signature = minhash_signatures(shingles, texts.height, params.num_bins)
-    sizes = np.bincount(shingles["doc"].to_numpy(), minlength=texts.height)
-    evidence = verify_pairs(candidate_pairs(signature, sizes, params), shingles, word_sets, params)
+    keys = texts["exact_key"]
+    signature, sizes = _signatures(keys, params)
+    candidates = candidate_pairs(signature, sizes, params)
+    del signature  # a gigabyte at a million texts, and verification does not need it
+    evidence = _verify(candidates, keys, params)
     merged = evidence.filter(pl.col("matched_by").is_not_null())
     edges = paper_edges(merged)
 
@@ -339,9 +366,7 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         b=pl.max_horizontal("doc", "canonical_doc").cast(pl.UInt32),
         doc=pl.col("doc").cast(pl.UInt32),
     )
-    canonical_evidence = to_canonical.join(
-        verify_pairs(to_canonical.select("a", "b"), shingles, word_sets, params), on=["a", "b"]
-    ).select(
+    canonical_evidence = to_canonical.join(_verify(to_canonical.select("a", "b"), keys, params), on=["a", "b"]).select(
         "doc",
         "jaccard",
         "containment",

@@ -22,7 +22,9 @@ NFKC_STABLE = r"\x00-\x7f\u2010\u2012-\u2015\u2018-\u201f"
 # replacing each run of whitespace, several times faster, as most runs are a lone space left alone.
 _COLLAPSIBLE_WHITESPACE = r"\s{2,}|[^\S ]"
 # Words, as matching sees them: runs of letters and digits.
-WORD_PATTERN = r"[\p{L}\p{N}]+"
+_WORD_CHARACTERS = r"\p{L}\p{N}"
+WORD_PATTERN = f"[{_WORD_CHARACTERS}]+"
+_BETWEEN_WORDS = f"[^{_WORD_CHARACTERS}]+"
 
 
 def clean_text(text: pl.Expr) -> pl.Expr:
@@ -65,3 +67,9 @@ def _nfkc(text: pl.Expr) -> pl.Expr:
 def words(normalized: pl.Expr) -> pl.Expr:
     """The list of words of a normalised text (punctuation dropped)."""
     return normalized.str.extract_all(WORD_PATTERN)
+
+
+def joined_words(normalized: pl.Expr) -> pl.Expr:
+    """``words`` joined by single spaces, without building the lists (a third faster, and a million
+    texts' lists are gigabytes)."""
+    return normalized.str.replace_all(_BETWEEN_WORDS, " ").str.strip_chars(" ")

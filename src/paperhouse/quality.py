@@ -430,6 +430,11 @@ class SuiteWorker:
         )
         self._pool.submit(os.getpid)  # the pool starts its process on the first task: start it now
 
+    @property
+    def pid(self) -> int:
+        """The worker process's id."""
+        return self._pool.submit(os.getpid).result()
+
     def validate(self, database: Path, suite: Suite) -> SuiteResult:
         return self._pool.submit(_validate_file, str(database), suite.name).result()
 
