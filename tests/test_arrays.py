@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from paperhouse.arrays import sorted_unique
+from paperhouse.arrays import sorted_unique, stable_argsort
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 1000])
@@ -9,3 +9,9 @@ def test_sorted_unique_is_numpys_unique(size):
     values = np.random.default_rng(size).integers(0, 50, size, dtype=np.uint64)
     assert np.array_equal(sorted_unique(values), np.unique(values))
     assert sorted_unique(values).dtype == values.dtype
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 1000])
+def test_stable_argsort_is_numpys_stable_argsort(size):
+    values = np.random.default_rng(size).integers(0, 50, size, dtype=np.uint64)  # many equal values
+    assert np.array_equal(stable_argsort(values), np.argsort(values, kind="stable"))

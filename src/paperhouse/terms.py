@@ -34,7 +34,7 @@ import polars as pl
 from scipy.sparse import csr_matrix
 
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
-from paperhouse.arrays import sorted_unique
+from paperhouse.arrays import sorted_unique, stable_argsort
 
 FUNCTION_WORDS = frozenset(
     """a about above across after again against all almost also although always among an and another any are
@@ -480,7 +480,7 @@ def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, p
     Rows are (paper, term) pairs held as NumPy arrays in (paper, term) order: per-paper sums and
     ranks are then runs of a sorted array, with no hashing of 10^7 keys."""
     pairs = (grams["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | grams["term_idx"].to_numpy()
-    in_order = np.argsort(pairs)
+    in_order = stable_argsort(pairs)
     pairs, count = pairs[in_order], grams["count"].to_numpy()[in_order]
     paper, term = pairs >> np.uint64(32), (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
     idf, head_share, n_words, doc_freq = (
@@ -498,7 +498,7 @@ def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, p
     weight = np.round(tfidf / norms[paper], 8)
     # Best first within each paper; the stable sort keeps equal weights in term (alphabetical) order.
     descending = (paper << np.uint64(27)) | (_WEIGHT_STEPS - np.round(weight * _WEIGHT_STEPS).astype(np.uint64))
-    order = np.argsort(descending, kind="stable")
+    order = stable_argsort(descending)
     paper, term, count, weight = paper[order], term[order], count[order], weight[order]
     paper_starts = np.searchsorted(paper, np.arange(n_papers, dtype=np.uint64))
     rank = np.arange(len(paper)) - paper_starts[paper] + 1
