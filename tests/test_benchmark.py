@@ -43,6 +43,23 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeyp
     assert "bundled seeds, warm build from scratch <= 15 s" in targets
 
 
+def test_a_run_that_outgrows_the_memory_cap_is_stopped_and_reported_as_missing_its_targets(tmp_path):
+    (tmp_path / "lists").mkdir()
+    (tmp_path / "lists" / "a.txt").write_text("An abstract.")
+    assert benchmark._measure("read_text", tmp_path)["files"] == 1  # under the machine's cap, it runs
+    with pytest.raises(benchmark.MeasureFailed) as stopped:  # no Python fits in 1 MB: the run is stopped at once
+        benchmark._measure("pipeline", tmp_path / "lists", "--warehouse", str(tmp_path / "w.duckdb"), cap_kb=1024)
+    outcome = stopped.value.outcome
+    assert "passed 1 MB" in str(stopped.value) and outcome["peak_rss_mb"] > 1
+    assert outcome["seconds"] < 10  # a whole run takes over 30 s
+
+    seeds = {name: {"seconds": 30.0, "process_seconds": 40.0, "steps": {"dbt_models": 10.0}}
+             for name in ("first", "fresh", "rerun")}
+    targets = dict(benchmark.report([{"abstracts": 1_000_000, "pipeline": outcome}], seeds))
+    assert targets == {"bundled seeds, warm build from scratch <= 15 s": False,
+                       "1000000 end to end <= 600 s": False, "1000000 peak RSS <= 6144 MB": False}
+
+
 def test_tree_rss_counts_the_children_of_a_process():
     alone = benchmark.tree_rss_kb(os.getpid())
     holding = "import sys, time; block = b'x' * (300 << 20); sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"

@@ -26,6 +26,7 @@ import math
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -190,32 +191,53 @@ def run_nlp(folder: Path) -> dict:
             "similar_recall": search_recall(index.weights, neighbours)}
 
 
-def _measure(method: str, folder: Path, *extra: str) -> dict:
+class MeasureFailed(RuntimeError):
+    """A measured process did not finish: it failed, or its processes outgrew the memory cap."""
+
+    def __init__(self, reason: str, seconds: float, peak_rss_mb: int) -> None:
+        super().__init__(reason)
+        self.outcome = {"failed": reason, "seconds": seconds, "peak_rss_mb": peak_rss_mb}
+
+
+def memory_cap_kb() -> int:
+    """What a measured run may hold, all its processes together: the machine's memory but 2 GiB,
+    so a run that does not fit is stopped and reported instead of thrashing the machine."""
+    return os.sysconf("SC_PHYS_PAGES") * _PAGE_KB - (2 << 20)
+
+
+def _measure(method: str, folder: Path, *extra: str, cap_kb: int | None = None) -> dict:
     """Run one method in a fresh Python, so its peak RSS is its own: the largest of its processes
-    (``peak_process_rss_mb``) and, sampled, the sum over it and its children (dbt, the GX worker)."""
+    (``peak_process_rss_mb``) and, sampled, the sum over it and its children (dbt, the GX worker).
+    ``MeasureFailed`` when it fails or its processes pass ``cap_kb`` (default ``memory_cap_kb()``)."""
     env = {key: value for key, value in os.environ.items() if key != "DAGSTER_HOME"}  # keep bench runs out of the UI
     started = time.perf_counter()
+    cap_kb = cap_kb or memory_cap_kb()
     with subprocess.Popen(
         [sys.executable, "-m", "paperhouse.benchmark", "--run", method, "--folder", str(folder), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
     ) as child:
-        sampler = threading.Thread(target=_sample_tree_rss, args=(child, peak := [0]), daemon=True)
+        sampler = threading.Thread(target=_sample_tree_rss, args=(child, peak := [0], cap_kb), daemon=True)
         sampler.start()
         stdout, stderr = child.communicate()
         sampler.join()
+    seconds, peak_mb = time.perf_counter() - started, round(peak[0] / 1024)
+    if peak[0] > cap_kb:
+        raise MeasureFailed(f"stopped after {seconds:.0f} s: its processes passed {cap_kb >> 10} MB", seconds, peak_mb)
     if child.returncode:
-        raise RuntimeError(f"bench {method} on {folder} failed:\n{stderr[-3000:]}")
+        raise MeasureFailed(f"exit {child.returncode}: {stderr.strip()[-3000:]}", seconds, peak_mb)
     result = json.loads(stdout.strip().splitlines()[-1])
     return result | {
-        "process_seconds": time.perf_counter() - started,
+        "process_seconds": seconds,
         "peak_process_rss_mb": result["peak_rss_mb"],
-        "peak_rss_mb": max(result["peak_rss_mb"], round(peak[0] / 1024)),
+        "peak_rss_mb": max(result["peak_rss_mb"], peak_mb),
     }
 
 
-def _sample_tree_rss(child: subprocess.Popen, peak: list[int], every: float = 0.2) -> None:
+def _sample_tree_rss(child: subprocess.Popen, peak: list[int], cap_kb: int, every: float = 0.2) -> None:
     while child.poll() is None:
         peak[0] = max(peak[0], tree_rss_kb(child.pid))
+        if peak[0] > cap_kb:
+            os.killpg(child.pid, signal.SIGKILL)  # the run and its dbt and GX processes
         time.sleep(every)
 
 
@@ -275,11 +297,16 @@ def growth_exponents(results: list[dict], seeds: dict) -> dict[str, float | None
 
 
 def bench_size(size: int) -> dict:
+    """The pipeline and its baselines at ``size`` abstracts; only ``failed`` and what was measured
+    when the pipeline does not finish (or outgrows the machine), as the baselines compare to it."""
     folder = prepare(size)
     shutil.rmtree(folder / "warehouse", ignore_errors=True)  # a build from scratch, every time
-    pipeline = _measure_pipeline(folder / "lists", folder / "warehouse" / "paperhouse.duckdb")
+    try:
+        pipeline = _measure_pipeline(folder / "lists", folder / "warehouse" / "paperhouse.duckdb")
+    except MeasureFailed as failure:
+        return {"abstracts": size, "pipeline": failure.outcome}
     if not pipeline["success"]:
-        raise RuntimeError(f"the pipeline failed at {size}: {pipeline['reason']}")
+        return {"abstracts": size, "pipeline": pipeline | {"failed": pipeline["reason"]}}
     baselines = {
         "read_text": _measure("read_text", folder),
         "datasketch": _measure("datasketch", folder),
@@ -306,8 +333,19 @@ def bench_seeds() -> dict:
     return runs
 
 
-def report(results: list[dict], seeds: dict) -> list[tuple[str, bool]]:
+def finished(results: list[dict]) -> list[dict]:
+    """The sizes whose pipeline ran to the end (see ``bench_size``)."""
+    return [r for r in results if "failed" not in r["pipeline"]]
+
+
+def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
     """Print the tables and return each target with whether it is met."""
+    for r in sizes:
+        if "failed" in r["pipeline"]:
+            p = r["pipeline"]
+            print(f"\n{r['abstracts']:,} abstracts: the pipeline did not finish ({p['failed'][:300]}); "
+                  f"peak RSS {p['peak_rss_mb']} MB after {p['seconds']:.0f} s")
+    results = finished(sizes)
     print(f"\n{'abstracts':>10} {'end to end s':>12} {'abstracts/s':>11} {'peak MB':>8} {'papers':>8} "
           f"{'dedup P':>8} {'dedup R':>8}")
     for r in results:
@@ -342,17 +380,18 @@ def report(results: list[dict], seeds: dict) -> list[tuple[str, bool]]:
 
     targets = [(f"bundled seeds, warm build from scratch <= {TARGET_SEEDS_WARM_SECONDS} s",
                 seeds["fresh"]["process_seconds"] <= TARGET_SEEDS_WARM_SECONDS)]
-    for r in results:
+    for r in sizes:
         seconds_target, rss_target = TARGETS.get(r["abstracts"], (None, None))
+        done = "failed" not in r["pipeline"]
         if seconds_target:
             targets.append((f"{r['abstracts']} end to end <= {seconds_target} s",
-                            r["pipeline"]["seconds"] <= seconds_target))
+                            done and r["pipeline"]["seconds"] <= seconds_target))
         if rss_target:
-            targets.append((f"{r['abstracts']} peak RSS <= {rss_target} MB", r["pipeline"]["peak_rss_mb"] <= rss_target))
+            targets.append((f"{r['abstracts']} peak RSS <= {rss_target} MB",
+                            done and r["pipeline"]["peak_rss_mb"] <= rss_target))
         if r["abstracts"] == 100_000:
-            nlp = r["stages"]["terms, topics, similar"]["seconds"]
             targets.append((f"100000 terms, topics, similar <= {TARGET_NLP_SECONDS_100K} s",
-                            nlp <= TARGET_NLP_SECONDS_100K))
+                            done and r["stages"]["terms, topics, similar"]["seconds"] <= TARGET_NLP_SECONDS_100K))
     if growth["exponent_beyond_fixed_cost"] is not None:
         targets.append(("time beyond the fixed cost grows linearly (exponent <= 1.1)",
                         growth["exponent_beyond_fixed_cost"] <= 1.1))
@@ -384,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     targets = report(results, seeds)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(
-        {"sizes": results, "seeds": seeds, "targets": dict(targets)} | growth_exponents(results, seeds), indent=2))
+        {"sizes": results, "seeds": seeds, "targets": dict(targets)} | growth_exponents(finished(results), seeds),
+        indent=2))
     print(f"wrote {args.out}")
     return 0
 
