@@ -2,8 +2,10 @@ import re
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from corpus import seed_abstracts
+from paperhouse import terms
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
 from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text, normalized_text
@@ -162,6 +164,14 @@ def test_the_table_keeps_each_papers_best_terms_and_the_matrix_its_best_shared_o
     # Where the table and the matrix hold the same paper and term, they hold the same weight.
     both = cells.join(index.paper_terms, on=["paper_id", "term"])
     assert both.height > 0 and (both["matrix_weight"] - both["weight"]).abs().max() < 1e-9
+
+
+def test_papers_weighed_a_few_at_a_time_get_the_same_terms_and_weights(monkeypatch):
+    whole = index_terms(papers(seed_abstracts()))
+    monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)  # 76 papers: 11 chunks, the last one short
+    chunked = index_terms(papers(seed_abstracts()))
+    assert_frame_equal(chunked.paper_terms, whole.paper_terms)
+    assert (chunked.weights.matrix != whole.weights.matrix).nnz == 0 and whole.weights.matrix.nnz > 0
 
 
 def test_labels_skip_terms_already_shown():

@@ -109,6 +109,8 @@ _CAPITALISED = r"\b[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b"
 _SUBSUMED_DISCOUNT = 0.5
 _MODIFIER_FLOOR = 0.4
 _PHRASE_BONUS = 1.6
+# Papers weighed at once: their (paper, term) pairs are _weigh's working memory (about 600 MB at 100k).
+_PAPERS_PER_CHUNK = 20_000
 # Weights are rounded to 8 decimals, so they sort exactly as integers below 2**27.
 _WEIGHT_STEPS = np.uint64(10**8)
 # The regex engine scans for a few dozen short keys at once at full speed but slows tenfold past
@@ -478,49 +480,69 @@ def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, p
     each paper's ``max_terms`` best, ranked, and every weight as a matrix.
 
     Rows are (paper, term) pairs held as NumPy arrays in (paper, term) order: per-paper sums and
-    ranks are then runs of a sorted array, with no hashing of 10^7 keys."""
+    ranks are then runs of a sorted array, with no hashing of 10^7 keys. Every sum and rank is
+    within one paper, so papers are weighed ``_PAPERS_PER_CHUNK`` at a time, in bounded memory."""
     pairs = (grams["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | grams["term_idx"].to_numpy()
     in_order = stable_argsort(pairs)
     pairs, count = pairs[in_order], grams["count"].to_numpy()[in_order]
-    paper, term = pairs >> np.uint64(32), (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    idf, head_share, n_words, doc_freq = (
-        _by_term(terms, column, vocabulary.height) for column in ("idf", "head_share", "n_words", "doc_freq")
-    )
-    enclosing = _enclosing_counts(pairs, term, count, terms, vocabulary)
-    tfidf = (
-        (1 + np.log(count)) * idf[term]
-        * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * head_share[term])
-        * np.where(n_words[term] > 1, _PHRASE_BONUS, 1.0)
-        * np.where(enclosing >= count, _SUBSUMED_DISCOUNT, 1.0)
-    )
+    del in_order
+    by_term = {column: _by_term(terms, column, vocabulary.height) for column in ("idf", "head_share", "n_words", "doc_freq")}
+    sub_phrases = _sub_phrases(terms, vocabulary)
     n_papers = len(paper_ids)
-    norms = np.sqrt(np.bincount(paper, weights=tfidf**2, minlength=n_papers))
-    weight = np.round(tfidf / norms[paper], 8)
-    # Best first within each paper; the stable sort keeps equal weights in term (alphabetical) order.
-    descending = (paper << np.uint64(27)) | (_WEIGHT_STEPS - np.round(weight * _WEIGHT_STEPS).astype(np.uint64))
-    order = stable_argsort(descending)
-    paper, term, count, weight = paper[order], term[order], count[order], weight[order]
-    paper_starts = np.searchsorted(paper, np.arange(n_papers, dtype=np.uint64))
-    rank = np.arange(len(paper)) - paper_starts[paper] + 1
-    shared = doc_freq[term] >= 2
-    shared_seen = np.cumsum(shared)
-    shared_rank = shared_seen - (shared_seen - shared)[paper_starts[paper]]
-    linking = shared & (shared_rank <= MAX_SHARED_TERMS_PER_PAPER)
+    chunk_starts = np.arange(0, n_papers + _PAPERS_PER_CHUNK, _PAPERS_PER_CHUNK, dtype=np.uint64)
+    bounds = np.searchsorted(pairs >> np.uint64(32), chunk_starts)
+    chunks = [
+        _weigh_papers(pairs[start:end], count[start:end], first_paper, by_term, sub_phrases, max_terms)
+        for first_paper, start, end in zip(chunk_starts, bounds[:-1], bounds[1:])
+    ]
+    best, linking = ({name: np.concatenate([chunk[part][name] for chunk in chunks]) for name in chunks[0][part]}
+                     for part in (0, 1))
     weights = TermWeights(
-        csr_matrix((weight[linking], (paper[linking], term[linking])), shape=(n_papers, vocabulary.height)),
+        csr_matrix((linking["weight"], (linking["paper"], linking["term"])), shape=(n_papers, vocabulary.height)),
         paper_ids,
         vocabulary["term"].to_numpy(),
     )
-    best = rank <= max_terms
     return pl.DataFrame(
         {
-            "paper_id": paper_ids.gather(paper[best]),
-            "term": vocabulary["term"].gather(term[best]),
-            "occurrences": count[best],
-            "weight": weight[best],
-            "rank": rank[best],
+            "paper_id": paper_ids.gather(best["paper"]),
+            "term": vocabulary["term"].gather(best["term"]),
+            "occurrences": best["count"],
+            "weight": best["weight"],
+            "rank": best["rank"],
         }
     ).cast(PAPER_TERM_SCHEMA), weights
+
+
+def _weigh_papers(pairs: np.ndarray, count: np.ndarray, first_paper: np.uint64, by_term: dict[str, np.ndarray],
+                  sub_phrases: list[np.ndarray], max_terms: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """``_weigh`` for the sorted pairs of ``_PAPERS_PER_CHUNK`` papers from ``first_paper``: the rows
+    of their ``max_terms`` best terms, and the rows of the weight matrix."""
+    paper, term = pairs >> np.uint64(32), (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    enclosing = _enclosing_counts(pairs, term, count, sub_phrases)
+    tfidf = (
+        (1 + np.log(count)) * by_term["idf"][term]
+        * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * by_term["head_share"][term])
+        * np.where(by_term["n_words"][term] > 1, _PHRASE_BONUS, 1.0)
+        * np.where(enclosing >= count, _SUBSUMED_DISCOUNT, 1.0)
+    )
+    local = (paper - first_paper).astype(np.int64)  # papers numbered from 0 within the chunk
+    norms = np.sqrt(np.bincount(local, weights=tfidf**2, minlength=_PAPERS_PER_CHUNK))
+    weight = np.round(tfidf / norms[local], 8)
+    # Best first within each paper; the stable sort keeps equal weights in term (alphabetical) order.
+    descending = (paper << np.uint64(27)) | (_WEIGHT_STEPS - np.round(weight * _WEIGHT_STEPS).astype(np.uint64))
+    order = stable_argsort(descending)
+    paper, local, term, count, weight = paper[order], local[order], term[order], count[order], weight[order]
+    paper_starts = np.searchsorted(local, np.arange(_PAPERS_PER_CHUNK))
+    rank = np.arange(len(paper)) - paper_starts[local] + 1
+    shared = by_term["doc_freq"][term] >= 2
+    shared_seen = np.cumsum(shared)
+    shared_rank = shared_seen - (shared_seen - shared)[paper_starts[local]]
+    linking = shared & (shared_rank <= MAX_SHARED_TERMS_PER_PAPER)
+    best = rank <= max_terms
+    return (
+        {"paper": paper[best], "term": term[best], "count": count[best], "weight": weight[best], "rank": rank[best]},
+        {"paper": paper[linking], "term": term[linking], "weight": weight[linking]},
+    )
 
 
 def _by_term(terms: pl.DataFrame, column: str, n_terms: int) -> np.ndarray:
@@ -530,20 +552,28 @@ def _by_term(terms: pl.DataFrame, column: str, n_terms: int) -> np.ndarray:
     return values
 
 
-def _enclosing_counts(pairs: np.ndarray, term: np.ndarray, count: np.ndarray, terms: pl.DataFrame,
-                      vocabulary: pl.DataFrame) -> np.ndarray:
-    """For each (paper, term) pair, in sorted order, the most occurrences in the paper of a phrase one
-    word longer that holds the term and ends noun phrases (0 when none)."""
+def _sub_phrases(terms: pl.DataFrame, vocabulary: pl.DataFrame) -> list[np.ndarray]:
+    """For a phrase that ends noun phrases, its two sub-phrases one word shorter (without its last
+    word, without its first), as two arrays indexed by ``term_idx``: the sub-phrase's index, or -1."""
     by_text = vocabulary.rename({"term": "inner", "term_idx": "inner_idx"})
     parts = terms.filter((pl.col("head_share") >= 0.5) & (pl.col("n_words") >= 2)).select(
         "term_idx", first=pl.col("term").str.replace(r" [^ ]+$", ""), rest=pl.col("term").str.replace(r"^[^ ]+ ", "")
     )
-    enclosing = np.zeros(len(pairs), dtype=count.dtype)
-    paper_bits = pairs & ~np.uint64(0xFFFFFFFF)
-    for column in ("first", "rest"):  # a phrase's two sub-phrases one word shorter
+    found_inner = []
+    for column in ("first", "rest"):
         found = parts.join(by_text, left_on=column, right_on="inner")
         inner = np.full(vocabulary.height, -1, dtype=np.int64)
         inner[found["term_idx"].to_numpy()] = found["inner_idx"].to_numpy()
+        found_inner.append(inner)
+    return found_inner
+
+
+def _enclosing_counts(pairs: np.ndarray, term: np.ndarray, count: np.ndarray, sub_phrases: list[np.ndarray]) -> np.ndarray:
+    """For each (paper, term) pair, in sorted order, the most occurrences in the paper of a phrase one
+    word longer that holds the term and ends noun phrases (0 when none)."""
+    enclosing = np.zeros(len(pairs), dtype=count.dtype)
+    paper_bits = pairs & ~np.uint64(0xFFFFFFFF)
+    for inner in sub_phrases:
         rows = np.flatnonzero(inner[term] >= 0)
         wanted = paper_bits[rows] | inner[term[rows]].astype(np.uint64)
         targets = np.minimum(np.searchsorted(pairs, wanted), len(pairs) - 1)
