@@ -21,6 +21,7 @@ Each stage is reported beside its baseline as a ratio, with the targets; JSON go
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -214,7 +215,7 @@ def _measure(method: str, folder: Path, *extra: str, cap_kb: int | None = None) 
     cap_kb = cap_kb or memory_cap_kb()
     with subprocess.Popen(
         [sys.executable, "-m", "paperhouse.benchmark", "--run", method, "--folder", str(folder), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     ) as child:
         sampler = threading.Thread(target=_sample_tree_rss, args=(child, peak := [0], cap_kb), daemon=True)
         sampler.start()
@@ -237,21 +238,32 @@ def _sample_tree_rss(child: subprocess.Popen, peak: list[int], cap_kb: int, ever
     while child.poll() is None:
         peak[0] = max(peak[0], tree_rss_kb(child.pid))
         if peak[0] > cap_kb:
-            os.killpg(child.pid, signal.SIGKILL)  # the run and its dbt and GX processes
+            for process in process_tree(child.pid):  # the run and its dbt and GX processes
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process, signal.SIGKILL)
         time.sleep(every)
 
 
-def tree_rss_kb(pid: int) -> int:
-    """Resident memory of a process and all its descendants, in KiB (Linux /proc); 0 once gone."""
-    total, pending = 0, [pid]
+def process_tree(pid: int) -> list[int]:
+    """A process and all its descendants (Linux /proc); empty once gone."""
+    tree, pending = [], [pid]
     while pending:
-        process = Path("/proc") / str(pending.pop())
+        process = pending.pop()
         try:
-            total += int((process / "statm").read_text().split()[1]) * _PAGE_KB
-            for task in (process / "task").iterdir():
-                pending += [int(child) for child in (task / "children").read_text().split()]
+            tasks = list((Path("/proc") / str(process) / "task").iterdir())
+            pending += [int(child) for task in tasks for child in (task / "children").read_text().split()]
         except (FileNotFoundError, ProcessLookupError):  # it ended while being read
             continue
+        tree.append(process)
+    return tree
+
+
+def tree_rss_kb(pid: int) -> int:
+    """Resident memory of a process and all its descendants, in KiB; 0 once gone."""
+    total = 0
+    for process in process_tree(pid):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # it ended since
+            total += int((Path("/proc") / str(process) / "statm").read_text().split()[1]) * _PAGE_KB
     return total
 
 
