@@ -50,7 +50,7 @@ def test_a_run_that_outgrows_the_memory_cap_is_stopped_and_reported_as_missing_i
     with pytest.raises(benchmark.MeasureFailed) as stopped:  # no Python fits in 1 MB: the run is stopped at once
         benchmark._measure("pipeline", tmp_path / "lists", "--warehouse", str(tmp_path / "w.duckdb"), cap_kb=1024)
     outcome = stopped.value.outcome
-    assert "passed 1 MB" in str(stopped.value) and outcome["peak_rss_mb"] > 1
+    assert "passed 1 MB" in str(stopped.value) and outcome["peak_rss_mb"] >= 1  # stopped at its first sample
     assert outcome["seconds"] < 10  # a whole run takes over 30 s
 
     seeds = {name: {"seconds": 30.0, "process_seconds": 40.0, "steps": {"dbt_models": 10.0}}
