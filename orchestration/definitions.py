@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
-from orchestration.assets.dbt import DBT_EXECUTABLE, dbt_models, dbt_project, dbt_quality_history
+from orchestration.assets.dbt import dbt_models, dbt_quality_history
 from orchestration.assets.dedup import paper_assignments
 from orchestration.assets.ingest import source_records
 from orchestration.assets.nlp import paper_names, terms_and_topics
@@ -12,7 +12,7 @@ from orchestration.assets.publish import dashboard, marts_parquet, published_war
 from orchestration.assets.quality import check_evaluations
 from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
 from orchestration.checks import great_expectations_checks, no_rejected_records
-from orchestration.resources import DbtCli, GreatExpectationsResource, WarehouseResource
+from orchestration.resources import GreatExpectationsResource, WarehouseResource
 
 
 def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
@@ -28,7 +28,6 @@ def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
         schedules=[daily_rebuild],
         resources={
             "warehouse": WarehouseResource(seeds_dir=seeds_dir, warehouse=warehouse),
-            "dbt": DbtCli(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE),
             "great_expectations": GreatExpectationsResource(),
         },
         # Steps share one DuckDB file that allows a single writer: run them one after another, in one

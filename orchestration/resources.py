@@ -1,19 +1,16 @@
 from __future__ import annotations
 
-import importlib.metadata
 from contextlib import contextmanager
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
 import duckdb
 from dagster import ConfigurableResource, DagsterRunStatus, InitResourceContext
-from dagster_dbt import DbtCliResource
-from packaging.version import Version
 from pydantic import Field, PrivateAttr
 
+from orchestration.dbt_runner import dbt_worker
 from paperhouse import locking, quality
-from paperhouse.settings import Paths, resolve_paths
+from paperhouse.settings import DBT_PROJECT_DIR, Paths, resolve_paths
 from paperhouse.warehouse import connect, prepare_build_database, remove_stale_files
 
 
@@ -64,6 +61,9 @@ class WarehouseResource(ConfigurableResource):
             remove_stale_files(paths.warehouse)
             status = prepare_build_database(paths.build_database, paths.warehouse)
             (context.log.info if status in ("ok", "new") else context.log.warning)(f"build database: {status}")
+            # dbt's worker imports dbt and parses the project for this build database while the
+            # Python steps run; the parse needs no database, so it takes no lock.
+            dbt_worker().prepare(DBT_PROJECT_DIR, paths.dbt_target, paths.build_database)
         except BaseException:  # teardown is not called when setup fails: do not keep the lock
             locking.release(self._lease)
             self._lease = None
@@ -122,19 +122,3 @@ class GreatExpectationsResource(ConfigurableResource):
     def validate(self, database: Path, suite: quality.Suite) -> quality.SuiteResult:
         return quality.suite_worker().validate(database, suite)
 
-
-class DbtCli(DbtCliResource):
-    """dagster-dbt's dbt resource, without the two probes it makes before every dbt command.
-
-    Before each command, dagster-dbt runs `dbt --version` (4 s here, and it asks PyPI for the
-    latest release) and builds a dbt adapter in this process (about 3 s), which only
-    ``fetch_row_counts`` and ``fetch_column_metadata`` use; paperhouse uses neither. The dbt it
-    runs is the one installed beside it, so the version comes from the package metadata.
-    """
-
-    @cached_property
-    def _cli_version(self) -> Version:
-        return Version(importlib.metadata.version("dbt-core"))
-
-    def _initialize_dbt_core_adapter(self, args):
-        return None

@@ -4,11 +4,8 @@ import re
 import subprocess
 
 from dagster import AssetKey
-from dagster_dbt import DbtCliResource
 
-from orchestration.assets.dbt import DBT_EXECUTABLE, dbt_project
 from orchestration.definitions import defs
-from orchestration.resources import DbtCli
 from paperhouse.settings import PROJECT_ROOT, WORKSPACE_FILE, venv_executable
 
 
@@ -89,12 +86,3 @@ def test_dagster_validates_the_workspace_without_deprecation_warnings():
     warnings = re.findall(r"(\w*Warning): (.*)", out.stdout + out.stderr)
     assert [w for w in warnings if "definitions_validate_command" not in w[1]] == []
 
-
-def test_dbt_resource_skips_dagster_dbts_probes_and_reports_the_real_version():
-    # The overrides only apply while dagster-dbt still has these members: a rename upstream
-    # would silently bring back `dbt --version` and the in-process adapter before every command.
-    assert {"_cli_version", "_initialize_dbt_core_adapter"} <= set(vars(DbtCliResource))
-    probing = DbtCliResource(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE)
-    lean = DbtCli(project_dir=dbt_project(), dbt_executable=DBT_EXECUTABLE)
-    assert lean._cli_version == probing._cli_version
-    assert lean._initialize_dbt_core_adapter(["build"]) is None

@@ -271,3 +271,31 @@ def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monke
     tables = {t for (t,) in query(build, "select table_schema || '.' || table_name from information_schema.tables")}
     assert "raw.paper_assignments" in tables
     assert "raw.paper_terms" not in tables and "marts.papers" not in tables  # downstream never ran
+
+
+def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monkeypatch, capsys):
+    """dbt runs inside the run's process: a failing dbt test still fails its check and the run.
+    A term missing from raw.terms passes every raw suite; only dbt's relationships test sees it."""
+    import dataclasses
+
+    import polars as pl
+
+    import orchestration.assets.nlp as nlp_asset
+    from paperhouse import cli
+
+    real_index = nlp_asset.index_terms
+
+    def index_missing_a_term(papers):
+        index = real_index(papers)
+        ranked_first = index.paper_terms["term"][0]
+        return dataclasses.replace(index, terms=index.terms.filter(pl.col("term") != ranked_first))
+
+    monkeypatch.setattr(nlp_asset, "index_terms", index_missing_a_term)
+    warehouse = tmp_path / "warehouse.duckdb"
+    code = cli.main(["run", "--seeds", str(SEEDS), "--warehouse", str(warehouse)])
+    stderr = capsys.readouterr().err
+
+    assert code != 0
+    assert "marts/paper_terms:relationships_paper_terms_term_id__term_id__ref_terms_" in stderr
+    assert "failed: expect_" not in stderr  # no suite failed: dbt alone caught it
+    assert not warehouse.exists()  # not published

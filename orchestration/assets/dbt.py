@@ -1,4 +1,3 @@
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -6,12 +5,11 @@ from typing import Any, Mapping
 from dagster import AssetExecutionContext, AssetKey
 from dagster_dbt import DagsterDbtTranslator, DbtProject, dbt_assets
 
+from orchestration import dbt_runner
 from orchestration.assets import OWNERS, WRITER_POOL
-from orchestration.resources import DbtCli, WarehouseResource
-from paperhouse.faults import failpoint
-from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
+from orchestration.resources import WarehouseResource
+from paperhouse.settings import DBT_PROJECT_DIR
 
-DBT_EXECUTABLE = venv_executable("dbt")
 _GROUPS = {"staging": "staging", "intermediate": "staging", "marts": "marts"}
 
 
@@ -24,17 +22,12 @@ def dbt_project() -> DbtProject:
     """
     project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
     if _manifest_is_stale(project.manifest_path):
-        dbt = DbtCli(project_dir=project, dbt_executable=DBT_EXECUTABLE)
-        dbt.cli(["parse", "--quiet"], target_path=project.target_path).wait()
+        dbt_runner.parse(DBT_PROJECT_DIR, Path(project.project_dir, project.target_path))
     return project
 
 
 def _manifest_is_stale(manifest: Path) -> bool:
-    if not manifest.exists():
-        return True
-    built = manifest.stat().st_mtime
-    sources = (p for p in DBT_PROJECT_DIR.rglob("*") if p.suffix in {".sql", ".yml"} and "target" not in p.parts)
-    return any(p.stat().st_mtime > built for p in sources)
+    return not manifest.exists() or dbt_runner.project_stamp(DBT_PROJECT_DIR) > manifest.stat().st_mtime
 
 
 class PaperhouseTranslator(DagsterDbtTranslator):
@@ -64,14 +57,9 @@ def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
         select=select,
         exclude=exclude,
     )
-    def _models(context: AssetExecutionContext, dbt: DbtCli, warehouse: WarehouseResource):
-        dbt_vars = json.dumps({"database_path": str(warehouse.paths.build_database)})
-        # dbt re-parses the whole project when the vars differ from its last parse (11 s here), so each
-        # warehouse keeps its own target folder: from its second build on, dbt parses only what changed.
-        target = warehouse.paths.build_dir / "dbt_target"
-        for event in dbt.cli(["build", "--vars", dbt_vars], context=context, target_path=target).stream():
-            failpoint("dbt.event")
-            yield event
+    def _models(context: AssetExecutionContext, warehouse: WarehouseResource):
+        paths = warehouse.paths
+        yield from dbt_runner.stream_build(context, paths.build_database, paths.dbt_target)
 
     return _models
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
-import threading
-import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -43,6 +41,7 @@ from paperhouse.similar import SIMILAR_SCHEMA
 from paperhouse.terms import ALIAS_KINDS, ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_KINDS, TERM_SCHEMA
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
 from paperhouse.warehouse import connect, duckdb_type
+from paperhouse.workers import detach_from_parent
 
 MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
 
@@ -451,20 +450,9 @@ def suite_worker() -> SuiteWorker:
 
 
 def _start_worker(parent: int) -> None:
-    """In the worker: let go of the output the parent shares with whoever reads it (a killed
-    run's reader must see the end of its output), leave when the parent is gone (a killed run
-    cannot stop its worker), then import GX."""
-    quiet = os.open(os.devnull, os.O_WRONLY)
-    for stream in (1, 2):
-        os.dup2(quiet, stream)
-    threading.Thread(target=_exit_without, args=(parent,), daemon=True).start()
+    """In the worker: go with the parent (``workers.detach_from_parent``), then import GX."""
+    detach_from_parent(parent)
     _gx()
-
-
-def _exit_without(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    os._exit(0)
 
 
 def _validate_file(database: str, suite_name: str) -> SuiteResult:

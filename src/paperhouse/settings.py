@@ -43,6 +43,12 @@ class Paths:
         return self.build_dir / self.warehouse.name
 
     @property
+    def dbt_target(self) -> Path:
+        """dbt's target folder for this warehouse: dbt parses the whole project again when the
+        database path in its profile changes, so each warehouse keeps its own parse."""
+        return self.build_dir / "dbt_target"
+
+    @property
     def marts_export(self) -> Path:
         """The Parquet copy of every mart (``data/marts/<table>.parquet``), for tools that prefer files."""
         return self.warehouse.parent / "marts"

@@ -144,8 +144,8 @@ def prepare_build_database(build_database: Path, warehouse: Path, lock_wait: flo
     """Make sure the run can write the build database; says what it did.
 
     - It opens and its carried-over tables read whole: used as it is.
-    - Another process holds it open: wait up to ``lock_wait`` seconds (a dbt process orphaned
-      by a killed run finishes or dies within moments), then fail with a clear message.
+    - Another process holds it open: wait up to ``lock_wait`` seconds (the Great Expectations
+      worker of a killed run lets go within moments), then fail with a clear message.
     - Neither it nor the published warehouse exists: a first run, it starts empty ("new").
     - It is missing, or cannot be opened or read (a torn file): it is moved aside to
       ``*.damaged`` and rebuilt from a copy of the published warehouse, which holds the parse

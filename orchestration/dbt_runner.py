@@ -1,0 +1,211 @@
+"""dbt in a worker process that lives as long as the run, with the project parsed once.
+
+A `dbt` subprocess per command (what dagster-dbt's ``DbtCliResource`` starts) spends about
+4 s importing dbt and 1.5 s (nothing changed) to 6 s (a new warehouse: its path is in the
+profile, so dbt parses everything again) before its first model, and a run calls dbt twice.
+The worker is started when a run starts: it imports dbt and parses the project for the run's
+warehouse on the second core while the Python steps run, keeps the manifest, and runs each
+command with it. dbt still runs beside the run's process, which turns its results into
+Dagster events as they come (in the same process, dbt and Dagster's event log would share
+one interpreter lock: a build took 40% longer).
+
+Results reach Dagster as dagster-dbt's own ``DbtCliEventMessage``s, so models become
+materialisations and dbt tests asset checks exactly as with the subprocess.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import multiprocessing
+import os
+import queue
+import signal
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from dagster import AssetExecutionContext
+from dagster_dbt.asset_utils import get_updated_cli_invocation_params_for_context
+from dagster_dbt.core.dbt_cli_event import DbtCoreCliEventMessage
+
+from paperhouse.faults import failpoint
+from paperhouse.workers import detach_from_parent
+
+# The events dagster-dbt turns into materialisations and check results; the rest only go to dbt's log.
+RESULT_EVENTS = frozenset({"LogSeedResult", "LogModelResult", "LogSnapshotResult", "LogTestResult"})
+
+
+class DbtFailed(Exception):
+    """A dbt command did not succeed; the message has dbt's errors."""
+
+
+def project_stamp(project_dir: Path) -> float:
+    """The newest modification time of the project's models, tests, macros and YAML."""
+    sources = (p for p in project_dir.rglob("*") if p.suffix in {".sql", ".yml"} and "target" not in p.parts)
+    return max((p.stat().st_mtime for p in sources), default=0.0)
+
+
+def common_args(project_dir: Path, target_path: Path, database: Path | None = None) -> list[str]:
+    """Flags of every dbt call: the project, where its artifacts and log go, and the database it builds."""
+    args = ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir), "--target-path", str(target_path),
+            "--log-path", str(target_path), "--no-send-anonymous-usage-stats"]
+    if database is not None:
+        args += ["--vars", json.dumps({"database_path": str(database)})]
+    return args
+
+
+def parse(project_dir: Path, target_path: Path, database: Path | None = None):
+    """`dbt parse` in this process: the manifest (also written to ``target_path``)."""
+    from dbt.cli.main import dbtRunner
+
+    result = dbtRunner().invoke(["parse", "--quiet", *common_args(project_dir, target_path, database)])
+    if not result.success:
+        raise DbtFailed(f"dbt parse of {project_dir} failed: {result.exception}")
+    return result.result
+
+
+@lru_cache(maxsize=4)
+def _parsed(project_dir: Path, target_path: Path, database: Path, stamp: float):
+    return parse(project_dir, target_path, database)
+
+
+def parsed(project_dir: Path, target_path: Path, database: Path):
+    """The manifest for ``database``, parsed again only when a project file changed."""
+    return _parsed(project_dir, target_path, database, project_stamp(project_dir))
+
+
+def run_here(args: list[str], project_dir: Path, target_path: Path, database: Path,
+             on_result: Callable[[dict[str, Any]], None]) -> None:
+    """``dbt <args>`` on ``database`` in this process; each result event goes to ``on_result`` as
+    the dict of a line of dbt's JSON log. Raises ``DbtFailed`` with dbt's errors.
+
+    The profile sets ``keep_open: false``: when the command ends, dbt-duckdb closes the
+    database, so no connection stays open across a dbt call.
+    """
+    from dbt.cli.main import dbtRunner
+    from dbt_common.events.functions import msg_to_dict
+
+    errors: list[str] = []
+
+    def on_event(message) -> None:
+        if message.info.level == "error":
+            errors.append(message.info.msg)
+        if message.info.name in RESULT_EVENTS:
+            on_result(msg_to_dict(message))
+
+    manifest = parsed(project_dir, target_path, database)
+    result = dbtRunner(manifest=manifest, callbacks=[on_event]).invoke(
+        [*args, *common_args(project_dir, target_path, database)]
+    )
+    if not result.success:
+        details = "\n".join(errors) or str(result.exception or "see dbt.log")
+        raise DbtFailed(f"`dbt {' '.join(args)}` failed:\n{details}")
+
+
+class DbtWorker:
+    """Runs dbt commands in a worker process, streaming their result events back."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")  # not forked: the parent runs Polars' threads
+        self._results = context.Queue()
+        self.broken = False  # its process was killed or died: start another
+        self._pool = ProcessPoolExecutor(
+            max_workers=1, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), self._results)
+        )
+
+    @property
+    def pid(self) -> int:
+        """The worker process's id (once it has started)."""
+        return self._pool.submit(os.getpid).result()
+
+    def prepare(self, project_dir: Path, target_path: Path, database: Path) -> Future:
+        """Parse the project for ``database`` now, so that the first command finds it parsed."""
+        return self._pool.submit(parsed, project_dir, target_path, database)
+
+    def run(self, args: list[str], project_dir: Path, target_path: Path, database: Path) -> Iterator[dict[str, Any]]:
+        """Yield the result events of ``dbt <args>`` as they come; raise what the command raised."""
+        command = self._pool.submit(_run_in_worker, args, project_dir, target_path, database)
+        worker_pid, ended = None, False
+        try:
+            while True:
+                try:
+                    item = self._results.get(timeout=0.5)
+                except queue.Empty:
+                    if command.done() and command.exception() is not None:
+                        break  # the worker died before it could say the command ended
+                    continue
+                if item is None:  # the command ended
+                    ended = True
+                    break
+                if isinstance(item, int):  # the command started, in this process
+                    worker_pid = item
+                    continue
+                yield item
+        finally:
+            if not ended and not command.done() and worker_pid is not None:
+                # Stopped early (the run was interrupted): a dbt command cannot be cancelled from
+                # outside, so its worker goes; the next run recovers the build database if need be.
+                os.kill(worker_pid, signal.SIGKILL)
+                self.broken = True
+        try:
+            command.result()
+        except BrokenProcessPool:
+            self.broken = True
+            raise
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+_worker: DbtWorker | None = None
+
+
+def dbt_worker() -> DbtWorker:
+    """The process's dbt worker, started on first use (again after it was stopped) and stopped
+    when the process exits."""
+    global _worker
+    if _worker is None or _worker.broken:
+        _worker = DbtWorker()
+        atexit.register(_worker.close)
+    return _worker
+
+
+_worker_results: Any = None  # in the worker: the queue its commands' results go to
+
+
+def _start_worker(parent: int, results) -> None:
+    """In the worker: go with the parent (dbt's own log is ``dbt.log`` in the target folder),
+    and import dbt (about 4 s) before the first command needs it."""
+    global _worker_results
+    _worker_results = results
+    detach_from_parent(parent)
+    import dbt.cli.main  # noqa: F401
+
+
+def _run_in_worker(args: list[str], project_dir: Path, target_path: Path, database: Path) -> None:
+    _worker_results.put(os.getpid())
+    try:
+        run_here(args, project_dir, target_path, database, _worker_results.put)
+    finally:
+        _worker_results.put(None)
+
+
+def stream_build(context: AssetExecutionContext, database: Path, target_path: Path) -> Iterator:
+    """`dbt build` of the models and tests of ``context``'s selection, as Dagster events."""
+    params = get_updated_cli_invocation_params_for_context(context=context, manifest={}, dagster_dbt_translator=None)
+    project = params.dbt_project
+    args = ["build", *params.selection_args]
+    if params.indirect_selection:
+        args += ["--indirect-selection", params.indirect_selection]
+    for raw_event in dbt_worker().run(args, Path(project.project_dir), target_path, database):
+        event = DbtCoreCliEventMessage(raw_event=raw_event, event_history_metadata={})
+        print(event, flush=True)  # dbt's result line ("3 of 95 OK created ..."), in the step's output
+        for dagster_event in event.to_default_asset_events(
+            manifest=params.manifest, dagster_dbt_translator=params.dagster_dbt_translator,
+            context=context, target_path=target_path, project=project,
+        ):
+            failpoint("dbt.event")
+            yield dagster_event
