@@ -9,7 +9,7 @@ import duckdb
 import pytest
 import yaml
 
-from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, mart_schemas, validate_suite
+from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, _pandas_frame, mart_schemas, validate_suite
 
 
 @pytest.fixture
@@ -40,6 +40,21 @@ def test_suite_reports_each_failed_expectation_with_observed_values(con):
     assert ("expect_compound_columns_to_be_unique", "['paper_id', 'topic_id']") in failed
     weight_failure = next(o for o in result.failures if o.column == "weight")
     assert weight_failure.observed["unexpected_count"] == 1 and 1.5 in weight_failure.observed["examples"]
+
+
+def test_ranges_of_integer_columns_are_checked_on_the_numbers_gx_vectorises(con):
+    # DuckDB's INTEGER would reach GX as int32, which it range-checks one Python call per value.
+    con.execute(
+        "create table raw.paper_terms (paper_id varchar, term varchar, occurrences integer, weight double, rank integer)"
+    )
+    con.execute("insert into raw.paper_terms values ('p_1', 'graph', 2, 0.5, 1), ('p_1', 'sae', null, 0.4, 0)")
+    frame = _pandas_frame(con, "select occurrences, weight, rank, rank::float as ratio from raw.paper_terms")
+    assert {column: str(dtype) for column, dtype in frame.dtypes.items()} == {
+        "occurrences": "float64", "weight": "float64", "rank": "int64", "ratio": "float64"
+    }
+    result = validate_suite(con, SUITES_BY_NAME["raw.paper_terms"])
+    failures = {o.column: o for o in result.failures}
+    assert set(failures) == {"rank"} and failures["rank"].observed["examples"] == [0]
 
 
 def test_schema_drift_fails_the_suite(con):

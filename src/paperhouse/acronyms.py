@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 
 _PARENTHESIS = re.compile(r"\(\s*([^()\s][^()]{0,14}?)\s*\)")
-_WORD = re.compile(r"[^\s]+")
 # A short form: 2-10 characters, starts with a letter or digit, holds a capital letter.
 _SHORT_FORM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-./&]{1,9}$")
 # What every definition's parenthesis matches (short-form characters, one a capital), for Polars:
@@ -39,7 +38,7 @@ def find_definitions(text: str) -> list[Definition]:
         if not _is_short_form(short_form):
             continue
         # The long form is at most 2 x 10 words before the parenthesis: look no further back.
-        preceding = _WORD.findall(text[max(0, match.start() - 300): match.start()])
+        preceding = text[max(0, match.start() - 300): match.start()].split()
         window = preceding[-min(len(short_form) + 5, 2 * len(short_form)):]
         long_form = _best_long_form(short_form, " ".join(window))
         if long_form:
@@ -48,8 +47,12 @@ def find_definitions(text: str) -> list[Definition]:
 
 
 def _is_short_form(candidate: str) -> bool:
-    letters = sum(c.isalpha() for c in candidate)
-    return bool(_SHORT_FORM.match(candidate)) and letters >= 2 and any(c.isupper() for c in candidate)
+    # The pattern first: it turns away most parentheses ("(e.g., ...)", "(2023)") at once.
+    return (
+        _SHORT_FORM.match(candidate) is not None
+        and any(c.isupper() for c in candidate)
+        and sum(c.isalpha() for c in candidate) >= 2
+    )
 
 
 def _best_long_form(short_form: str, candidate: str) -> str | None:

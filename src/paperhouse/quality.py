@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
+import numpy as np
 import polars as pl
 import yaml
 
@@ -399,8 +400,22 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
     outcomes = _validate(schema_frame, schema_expectations)
     facts = dict(zip(*_facts(con, suite.facts_sql))) if suite.facts_sql else {}
     if expectations := suite.expectations(gx.expectations, facts):
-        outcomes += _validate(con.execute(_data_query(suite)).df(), expectations)
+        outcomes += _validate(_pandas_frame(con, _data_query(suite)), expectations)
     return SuiteResult(suite.name, outcomes)
+
+
+def _pandas_frame(con: duckdb.DuckDBPyConnection, sql: str):
+    """The query's rows as the pandas frame GX validates, through Arrow (several times faster than
+    DuckDB's own pandas conversion for strings), numbers as int64 and float64: GX checks ranges of
+    those with vectorised pandas, but of any other dtype (DuckDB's INTEGER is int32) with a Python
+    call per value, 50 times slower. Arrow hands integers with nulls over as float64 already."""
+    frame = con.execute(sql).to_arrow_table().to_pandas()
+    wider = {
+        column: "int64" if dtype.kind in "iu" and dtype.itemsize < 8 else "float64"
+        for column, dtype in frame.dtypes.items()
+        if dtype.kind in "iuf" and dtype not in (np.int64, np.float64)
+    }
+    return frame.astype(wider) if wider else frame
 
 
 def _facts(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], tuple]:
