@@ -166,10 +166,11 @@ def test_the_table_keeps_each_papers_best_terms_and_the_matrix_its_best_shared_o
     assert both.height > 0 and (both["matrix_weight"] - both["weight"]).abs().max() < 1e-9
 
 
-def test_papers_weighed_a_few_at_a_time_get_the_same_terms_and_weights(monkeypatch):
+def test_papers_split_and_weighed_a_few_at_a_time_get_the_same_terms_and_weights(monkeypatch):
     whole = index_terms(papers(seed_abstracts()))
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)  # 76 papers: 11 chunks, the last one short
     chunked = index_terms(papers(seed_abstracts()))
+    assert_frame_equal(chunked.terms, whole.terms)
     assert_frame_equal(chunked.paper_terms, whole.paper_terms)
     assert (chunked.weights.matrix != whole.weights.matrix).nnz == 0 and whole.weights.matrix.nnz > 0
 
@@ -225,3 +226,10 @@ def test_empty_corpus_gives_empty_typed_tables():
     model = fit_topics(index.weights)
     assert model.paper_topics.schema == pl.Schema(PAPER_TOPIC_SCHEMA) and model.paper_topics.height == 0
     assert model.topic_terms.schema == pl.Schema(TOPIC_TERM_SCHEMA) and model.topic_terms.height == 0
+
+
+def test_a_corpus_without_phrases_of_the_longest_length_still_gets_every_shorter_term():
+    # Counted one length at a time, a length that no chunk reaches (here 3 and 4) has no n-grams.
+    found = terms_of(["Graph networks. Sparse coding.", "Graph networks, sparse coding."])
+    expected = {"graph network", "sparse coding", "graph", "network", "sparse", "coding"}
+    assert {paper: set(terms) for paper, terms in found.items()} == {"p_000": expected, "p_001": expected}

@@ -18,8 +18,8 @@ neural network", never "network for"), singularised. Then:
   paper's 30 best terms among those it shares with another paper: what topics and similar
   papers compare (a paper's best terms are often its own, which link it to nothing).
 
-Everything runs over all papers at once: Polars expressions for text, NumPy arrays of integer
-codes for counting and ranking (words, n-grams and (paper, term) pairs are numbered, so counts
+Papers are split into words, and weighed, a batch at a time; the rest runs over all papers at
+once: Polars expressions for text, NumPy arrays of integer codes for counting and ranking (words, n-grams and (paper, term) pairs are numbered, so counts
 and ranks are runs of one sorted array). Python loops only touch the distinct words (singulars)
 and the texts that may define an acronym.
 """
@@ -109,7 +109,8 @@ _CAPITALISED = r"\b[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b"
 _SUBSUMED_DISCOUNT = 0.5
 _MODIFIER_FLOOR = 0.4
 _PHRASE_BONUS = 1.6
-# Papers weighed at once: their (paper, term) pairs are _weigh's working memory (about 600 MB at 100k).
+# Papers split into words, and weighed, at once: their words as strings, and their (paper, term)
+# pairs (_weigh's working memory, about 600 MB at 100k), are held a batch at a time.
 _PAPERS_PER_CHUNK = 20_000
 # Weights are rounded to 8 decimals, so they sort exactly as integers below 2**27.
 _WEIGHT_STEPS = np.uint64(10**8)
@@ -211,23 +212,17 @@ def _position_in(values: pl.Expr, vocabulary: pl.Series) -> pl.Expr:
 
 def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     """One row per word of every paper, in order: ``paper_idx``, ``code`` (its lemma's position in
-    the returned lemmas) and ``chunk``, the stop-word-free run it belongs to (never two papers')."""
-    pieces = (
-        papers.lazy()
-        .select(
-            "paper_idx",
-            # One pass: a parenthesis holding one token, a punctuation mark, or a word.
-            token=pl.col("normalized_text").str.extract_all(
-                f"{_SINGLE_TOKEN_PARENTHESIS}|[.,;:!?()\\[\\]\"'/|]|{_TOKEN}"
-            ),
-        )
-        .explode("token")
-        .drop_nulls("token")
-        .collect()
-    )
+    the returned lemmas) and ``chunk``, the stop-word-free run it belongs to (never two papers').
+
+    Words as strings are held ``_PAPERS_PER_CHUNK`` papers at a time: the distinct spellings are
+    gathered in a first pass, then each batch is split again and kept as integer codes only."""
+    batches = [papers.slice(start, _PAPERS_PER_CHUNK) for start in range(0, papers.height, _PAPERS_PER_CHUNK)]
     # Words are classified and singularised once per distinct spelling, then looked up by position.
     # The streaming engine finds distinct strings several times faster than the in-memory one.
-    distinct = pieces.lazy().select(pl.col("token").unique()).collect(engine="streaming")
+    distinct = (
+        pl.concat([_pieces(batch).select(pl.col("token").unique()).collect(engine="streaming") for batch in batches])
+        .unique()
+    )
     spellings = _lemma_column(distinct, "token").sort("token").with_columns(
         ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
         | pl.col("token").is_in(STOPWORDS)
@@ -239,19 +234,40 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     spellings = spellings.with_columns(code=_position_in(pl.col("lemma"), lemmas))
     spelling = _position_in(pl.col("token"), spellings["token"])
     flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
-    tokens = (
-        pieces.lazy()
-        .select("paper_idx", spelling=spelling)
-        .with_columns(starts_paper=pl.col("paper_idx") != pl.col("paper_idx").shift(1, fill_value=-1))
-        .with_columns(
-            is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
+    coded, first_chunk = [], 0
+    for batch in batches:
+        tokens = (
+            _pieces(batch)
+            .select("paper_idx", spelling=spelling)
+            .with_columns(starts_paper=pl.col("paper_idx") != pl.col("paper_idx").shift(1, fill_value=-1))
+            .with_columns(
+                is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
+            )
+            # Chunks are numbered on from the last batch's: a chunk number is never two papers'.
+            .with_columns(chunk=(pl.col("is_break") | pl.col("starts_paper")).cum_sum().cast(pl.Int64) + first_chunk)
+            .filter(~pl.col("is_break"))
+            .select("paper_idx", code=pl.lit(spellings["code"]).gather(pl.col("spelling")), chunk="chunk")
+            .collect()
         )
-        .with_columns(chunk=(pl.col("is_break") | pl.col("starts_paper")).cum_sum())
-        .filter(~pl.col("is_break"))
-        .select("paper_idx", code=pl.lit(spellings["code"]).gather(pl.col("spelling")), chunk="chunk")
-        .collect()
+        first_chunk = (tokens["chunk"].max() or first_chunk) + 1
+        coded.append(tokens)
+    return pl.concat(coded), lemmas
+
+
+def _pieces(papers: pl.DataFrame) -> pl.LazyFrame:
+    """``paper_idx`` and ``token``: each word and punctuation mark of the papers, in order."""
+    return (
+        papers.lazy()
+        .select(
+            "paper_idx",
+            # One pass: a parenthesis holding one token, a punctuation mark, or a word.
+            token=pl.col("normalized_text").str.extract_all(
+                f"{_SINGLE_TOKEN_PARENTHESIS}|[.,;:!?()\\[\\]\"'/|]|{_TOKEN}"
+            ),
+        )
+        .explode("token")
+        .drop_nulls("token")
     )
-    return tokens, lemmas
 
 
 def _normalise_phrase(phrase: pl.Expr) -> pl.Expr:
@@ -350,17 +366,46 @@ def _expand_acronyms(tokens: pl.DataFrame, lemmas: pl.Series, expansions: pl.Dat
     own = (
         expansions.filter("defined")
         .join(paper_index, on="paper_id")
-        .select("paper_idx", "code", own="codes")
+        .select("paper_idx", "code", "codes")
     )
-    borrowed = expansions.filter(~pl.col("defined")).select("code", borrowed="codes")
-    expanded = (
-        tokens.join(own, on=["paper_idx", "code"], how="left", maintain_order="left")
-        .join(borrowed, on="code", how="left", maintain_order="left")
-        .with_columns(code=pl.coalesce("own", "borrowed", pl.concat_list("code")))
-        .explode("code")
-        .select("paper_idx", "code", "chunk")
+    borrowed = expansions.filter(~pl.col("defined")).select("code", "codes")
+    # Each token's expansion, by its row among own then borrowed ones: a paper's own definition
+    # first, else the corpus' majority. Only tokens that are some acronym are looked up.
+    candidates = pl.concat([own.select("codes"), borrowed.select("codes")])
+    is_key = np.zeros(len(lemmas), dtype=bool)
+    is_key[expansions["code"].to_numpy()] = True
+    rows = np.flatnonzero(is_key[tokens["code"].to_numpy()])
+    chosen = (
+        tokens[rows].select("paper_idx", "code").with_columns(row=rows)
+        .join(own.select("paper_idx", "code").with_row_index("own"), on=["paper_idx", "code"], how="left")
+        .join(borrowed.select("code").with_row_index("borrowed"), on="code", how="left")
+        .select("row", expansion=pl.coalesce("own", pl.col("borrowed") + own.height))
+        .drop_nulls()
+        .sort("row")
     )
-    return expanded, lemmas
+    if chosen.height == 0:
+        return tokens, lemmas
+    return _replace_by_words(tokens, chosen["row"].to_numpy(), chosen["expansion"].to_numpy(), candidates["codes"]), lemmas
+
+
+def _replace_by_words(tokens: pl.DataFrame, rows: np.ndarray, expansion: np.ndarray, words: pl.Series) -> pl.DataFrame:
+    """The tokens with each of ``rows`` (ascending) replaced, in place and in its chunk, by the codes
+    of its ``expansion``, a row of ``words``. On arrays: a list per token would outweigh the tokens."""
+    lengths = words.list.len().to_numpy().astype(np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    flat = words.explode().to_numpy()
+    counts = np.ones(tokens.height, dtype=np.int64)
+    counts[rows] = lengths[expansion]
+    code = np.repeat(tokens["code"].to_numpy(), counts)
+    n_words = counts[rows]
+    within = np.arange(n_words.sum()) - np.repeat(np.cumsum(n_words) - n_words, n_words)
+    first = np.cumsum(counts) - counts  # each token's first row in the output
+    code[np.repeat(first[rows], n_words) + within] = flat[np.repeat(offsets[expansion], n_words) + within]
+    return pl.DataFrame({
+        "paper_idx": np.repeat(tokens["paper_idx"].to_numpy(), counts),
+        "code": code,
+        "chunk": np.repeat(tokens["chunk"].to_numpy(), counts),
+    })
 
 
 def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -375,34 +420,41 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
     head noun, so a candidate that rarely ends a chunk is a modifier ("erroneous") or a cut
     phrase ("rotor-invariant shift" of "rotor-invariant shift estimation").
     """
-    paper_idx = tokens["paper_idx"].to_numpy().astype(np.uint64)
-    code = tokens["code"].to_numpy().astype(np.int64)
+    # 32-bit arrays, widened only for the arithmetic: each is one word per word of the corpus.
+    paper_idx = tokens["paper_idx"].to_numpy()
+    code = tokens["code"].to_numpy()
     chunk = tokens["chunk"].to_numpy()
     n_tokens, n_lemmas = len(code), len(lemmas)
-    starts = np.arange(n_tokens)  # the tokens an n-gram starts at
+    starts = np.arange(n_tokens, dtype=np.int32 if n_tokens < 2**31 else np.int64)  # the tokens an n-gram starts at
     number = code  # at each start, the number of the n-gram starting there; here n = 1
     texts = [lemmas]  # per length, the text of each number
     first_id = 0  # numbers of each length are offset past those of shorter n-grams: one id space
-    occurrences = []
+    # Per length, each (paper, n-gram) once, with its count and heads. Lengths are counted one at
+    # a time: only one length's occurrences (8 bytes per word of the corpus) are held at once.
+    pair_keys, counts, heads = [], [], []
     for n in range(1, max_words + 1):
         if n > 1:
             starts = starts[starts + n - 1 < n_tokens]
             starts = starts[chunk[starts + n - 1] == chunk[starts]]
-            pair = number[starts] * n_lemmas + code[starts + n - 1]
+            pair = number[starts].astype(np.int64) * n_lemmas + code[starts + n - 1]
             distinct = sorted_unique(pair)
-            number = np.zeros(n_tokens, dtype=np.int64)
+            number = np.zeros(n_tokens, dtype=np.uint32)
             number[starts] = np.searchsorted(distinct, pair)
+            del pair
             texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
-        ends = starts + n
-        head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
-        ids = (number[starts] + first_id).astype(np.uint64)
-        # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
-        occurrences.append((paper_idx[starts] << np.uint64(33)) | (ids << np.uint64(1)) | head)
+        if len(starts):
+            ends = starts + n
+            head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
+            ids = number[starts].astype(np.uint64) + np.uint64(first_id)
+            # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
+            packed = pl.Series((paper_idx[starts].astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
+            keys = packed >> np.uint64(1)
+            firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            pair_keys.append(keys[firsts])
+            counts.append(np.diff(np.r_[firsts, len(packed)]).astype(np.int32))
+            heads.append(np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts))
         first_id += len(texts[-1])
-    packed = pl.Series(np.concatenate(occurrences)).sort().to_numpy()
-    keys = packed >> np.uint64(1)
-    firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    keys = keys[firsts]
+    keys = np.concatenate(pair_keys)
     ids = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
     # Vocabulary: the n-grams that occur, numbered in text order.
     present = np.flatnonzero(np.bincount(ids, minlength=first_id))
@@ -413,8 +465,8 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
     grams = pl.DataFrame({
         "paper_idx": (keys >> np.uint64(32)).astype(np.uint32),
         "term_idx": term_idx[ids],
-        "count": np.diff(np.r_[firsts, len(packed)]).astype(np.int32),
-        "heads": np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts),
+        "count": np.concatenate(counts),
+        "heads": np.concatenate(heads),
     })
     vocabulary = pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
     return grams, vocabulary
