@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import atexit
 import json
-import multiprocessing
 import os
 import queue
 import signal
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +31,7 @@ from dagster_dbt.asset_utils import get_updated_cli_invocation_params_for_contex
 from dagster_dbt.core.dbt_cli_event import DbtCoreCliEventMessage
 
 from paperhouse.faults import failpoint
-from paperhouse.workers import detach_from_parent
+from paperhouse.workers import SPAWN, WorkerProcess
 
 # The events dagster-dbt turns into materialisations and check results; the rest only go to dbt's log.
 RESULT_EVENTS = frozenset({"LogSeedResult", "LogModelResult", "LogSnapshotResult", "LogTestResult"})
@@ -105,30 +104,27 @@ def run_here(args: list[str], project_dir: Path, target_path: Path, database: Pa
         raise DbtFailed(f"`dbt {' '.join(args)}` failed:\n{details}")
 
 
-class DbtWorker:
+class DbtWorker(WorkerProcess):
     """Runs dbt commands in a worker process, streaming their result events back."""
 
     def __init__(self) -> None:
-        context = multiprocessing.get_context("spawn")  # not forked: the parent runs Polars' threads
-        self._results = context.Queue()
+        self._results = SPAWN.Queue()
         self.broken = False  # its process was killed or died: start another
-        self._pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), self._results)
-        )
-
-    @property
-    def pid(self) -> int:
-        """The worker process's id (once it has started)."""
-        return self._pool.submit(os.getpid).result()
+        super().__init__(_start_worker, self._results)
 
     def prepare(self, project_dir: Path, target_path: Path, database: Path) -> Future:
         """Parse the project for ``database`` now, so that the first command finds it parsed."""
-        return self._pool.submit(parsed, project_dir, target_path, database)
+        return self.submit(parsed, project_dir, target_path, database)
 
     def run(self, args: list[str], project_dir: Path, target_path: Path, database: Path) -> Iterator[dict[str, Any]]:
         """Yield the result events of ``dbt <args>`` as they come; raise what the command raised."""
-        command = self._pool.submit(_run_in_worker, args, project_dir, target_path, database)
-        worker_pid, ended = None, False
+        try:
+            worker_pid = self.pid  # asked before the command occupies the worker
+        except BrokenProcessPool:
+            self.broken = True
+            raise
+        command = self.submit(_run_in_worker, args, project_dir, target_path, database)
+        ended = False
         try:
             while True:
                 try:
@@ -140,12 +136,9 @@ class DbtWorker:
                 if item is None:  # the command ended
                     ended = True
                     break
-                if isinstance(item, int):  # the command started, in this process
-                    worker_pid = item
-                    continue
                 yield item
         finally:
-            if not ended and not command.done() and worker_pid is not None:
+            if not ended and not command.done():
                 # Stopped early (the run was interrupted): a dbt command cannot be cancelled from
                 # outside, so its worker goes; the next run recovers the build database if need be.
                 os.kill(worker_pid, signal.SIGKILL)
@@ -155,9 +148,6 @@ class DbtWorker:
         except BrokenProcessPool:
             self.broken = True
             raise
-
-    def close(self) -> None:
-        self._pool.shutdown(cancel_futures=True)
 
 
 _worker: DbtWorker | None = None
@@ -176,17 +166,15 @@ def dbt_worker() -> DbtWorker:
 _worker_results: Any = None  # in the worker: the queue its commands' results go to
 
 
-def _start_worker(parent: int, results) -> None:
-    """In the worker: go with the parent (dbt's own log is ``dbt.log`` in the target folder),
-    and import dbt (about 4 s) before the first command needs it."""
+def _start_worker(results) -> None:
+    """In the worker: keep the results queue and import dbt (about 4 s) before the first command
+    needs it. dbt's own log is ``dbt.log`` in the target folder."""
     global _worker_results
     _worker_results = results
-    detach_from_parent(parent)
     import dbt.cli.main  # noqa: F401
 
 
 def _run_in_worker(args: list[str], project_dir: Path, target_path: Path, database: Path) -> None:
-    _worker_results.put(os.getpid())
     try:
         run_here(args, project_dir, target_path, database, _worker_results.put)
     finally:

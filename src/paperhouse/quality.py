@@ -19,9 +19,7 @@ the counts against the raw tables, and value ranges.
 from __future__ import annotations
 
 import atexit
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -42,7 +40,7 @@ from paperhouse.similar import SIMILAR_SCHEMA
 from paperhouse.terms import ALIAS_KINDS, ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_KINDS, TERM_SCHEMA
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
 from paperhouse.warehouse import connect, duckdb_type
-from paperhouse.workers import detach_from_parent
+from paperhouse.workers import WorkerProcess
 
 MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
 
@@ -427,7 +425,7 @@ def validate_warehouse(con: duckdb.DuckDBPyConnection, suites: tuple[Suite, ...]
     return [validate_suite(con, suite) for suite in suites]
 
 
-class SuiteWorker:
+class SuiteWorker(WorkerProcess):
     """Validates suites against a DuckDB file in a worker process that imports GX as it starts.
 
     Importing Great Expectations costs about 4.5 s of CPU. Started when a run starts, the worker
@@ -437,23 +435,10 @@ class SuiteWorker:
     """
 
     def __init__(self) -> None:
-        # Spawned, not forked: the parent runs Polars' and Dagster's threads.
-        self._pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker, initargs=(os.getpid(),),
-        )
-        self._pool.submit(os.getpid)  # the pool starts its process on the first task: start it now
-
-    @property
-    def pid(self) -> int:
-        """The worker process's id."""
-        return self._pool.submit(os.getpid).result()
+        super().__init__(_gx)
 
     def validate(self, database: Path, suite: Suite) -> SuiteResult:
-        return self._pool.submit(_validate_file, str(database), suite.name).result()
-
-    def close(self) -> None:
-        self._pool.shutdown(cancel_futures=True)
+        return self.submit(_validate_file, str(database), suite.name).result()
 
 
 @cache
@@ -462,12 +447,6 @@ def suite_worker() -> SuiteWorker:
     worker = SuiteWorker()
     atexit.register(worker.close)
     return worker
-
-
-def _start_worker(parent: int) -> None:
-    """In the worker: go with the parent (``workers.detach_from_parent``), then import GX."""
-    detach_from_parent(parent)
-    _gx()
 
 
 def _validate_file(database: str, suite_name: str) -> SuiteResult:

@@ -249,7 +249,8 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
             .select("paper_idx", code=pl.lit(spellings["code"]).gather(pl.col("spelling")), chunk="chunk")
             .collect()
         )
-        first_chunk = (tokens["chunk"].max() or first_chunk) + 1
+        if tokens.height:
+            first_chunk = tokens["chunk"].max() + 1
         coded.append(tokens)
     return pl.concat(coded), lemmas
 

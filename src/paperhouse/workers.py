@@ -2,9 +2,42 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Callable
+
+# Spawned, not forked: the parent runs Polars' and Dagster's threads.
+SPAWN = multiprocessing.get_context("spawn")
+
+
+class WorkerProcess:
+    """One worker process, started at once: it runs ``initializer(*initargs)`` (an import that
+    takes seconds, say) while the parent goes on, then the tasks submitted to it, one at a time."""
+
+    def __init__(self, initializer: Callable[..., None], *initargs: Any) -> None:
+        self._pool = ProcessPoolExecutor(
+            max_workers=1, mp_context=SPAWN, initializer=_start, initargs=(os.getpid(), initializer, initargs)
+        )
+        self._pool.submit(os.getpid)  # the pool starts its process on the first task: start it now
+
+    @property
+    def pid(self) -> int:
+        """The worker process's id (once the tasks before this question are done)."""
+        return self._pool.submit(os.getpid).result()
+
+    def submit(self, task: Callable[..., Any], *args: Any) -> Future:
+        return self._pool.submit(task, *args)
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+def _start(parent: int, initializer: Callable[..., None], initargs: tuple) -> None:
+    detach_from_parent(parent)
+    initializer(*initargs)
 
 
 def detach_from_parent(parent: int) -> None:
