@@ -224,7 +224,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from paperhouse.synth import write_corpus
 
     labels = write_corpus(
-        read_abstracts(BUNDLED_SEEDS), args.papers, Path(args.out), duplicate_share=args.duplicate_share, seed=args.seed
+        read_abstracts(BUNDLED_SEEDS), args.papers, Path(args.out), per_file=args.per_file,
+        duplicate_share=args.duplicate_share, seed=args.seed,
     )
     print(f"wrote {args.papers} abstracts to {args.out} (labels: {labels})")
     return 0
@@ -276,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     synth = commands.add_parser("synth", help="write synthetic abstract lists with labelled duplicates")
     synth.add_argument("--papers", type=int, required=True)
     synth.add_argument("--out", required=True)
+    synth.add_argument("--per-file", type=int, default=10_000, help="abstracts per list file")
     synth.add_argument("--duplicate-share", type=float, default=0.1)
     synth.add_argument("--seed", type=int, default=0)
     synth.set_defaults(handler=cmd_synth)
