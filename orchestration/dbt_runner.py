@@ -1,13 +1,17 @@
 """dbt in a worker process that lives as long as the run, with the project parsed once.
 
 A `dbt` subprocess per command (what dagster-dbt's ``DbtCliResource`` starts) spends about
-4 s importing dbt and 1.5 s (nothing changed) to 6 s (a new warehouse: its path is in the
-profile, so dbt parses everything again) before its first model, and a run calls dbt twice.
-The worker is started when a run starts: it imports dbt and parses the project for the run's
-warehouse on the second core while the Python steps run, keeps the manifest, and runs each
-command with it. dbt still runs beside the run's process, which turns its results into
-Dagster events as they come (in the same process, dbt and Dagster's event log would share
-one interpreter lock: a build took 40% longer).
+4 s importing dbt and 1.5 s (nothing changed) to 4.5 s (a new warehouse: dbt parses everything
+again when its profile changes) before its first model, and a run calls dbt twice. The worker
+is started when a run starts: it imports dbt and parses the project on the second core while
+the Python steps run, keeps the manifest, and runs each command with it. dbt still runs beside
+the run's process, which turns its results into Dagster events as they come (in the same
+process, dbt and Dagster's event log would share one interpreter lock: a build took 40% longer).
+
+The manifest depends on the build database's file name (dbt-duckdb names the database after
+it), not on its folder. So the project is parsed for that name alone, and a new warehouse's
+first parse starts from the project's own (``dbt_project/target``, made when Dagster loads the
+definitions): dbt's partial parsing then reads it back instead of parsing every file again.
 
 Results reach Dagster as dagster-dbt's own ``DbtCliEventMessage``s, so models become
 materialisations and dbt tests asset checks exactly as with the subprocess.
@@ -19,6 +23,7 @@ import atexit
 import json
 import os
 import queue
+import shutil
 import signal
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
@@ -31,10 +36,14 @@ from dagster_dbt.asset_utils import get_updated_cli_invocation_params_for_contex
 from dagster_dbt.core.dbt_cli_event import DbtCoreCliEventMessage
 
 from paperhouse.faults import failpoint
+from paperhouse.settings import DEFAULT_WAREHOUSE
 from paperhouse.workers import SPAWN, WorkerProcess
 
 # The events dagster-dbt turns into materialisations and check results; the rest only go to dbt's log.
 RESULT_EVENTS = frozenset({"LogSeedResult", "LogModelResult", "LogSnapshotResult", "LogTestResult"})
+# The file name of the database the project is parsed for when no warehouse is named: the default's.
+DEFAULT_DATABASE_NAME = Path(DEFAULT_WAREHOUSE).name
+PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 
 
 class DbtFailed(Exception):
@@ -47,33 +56,39 @@ def project_stamp(project_dir: Path) -> float:
     return max((p.stat().st_mtime for p in sources), default=0.0)
 
 
-def common_args(project_dir: Path, target_path: Path, database: Path | None = None) -> list[str]:
-    """Flags of every dbt call: the project, where its artifacts and log go, and the database it builds."""
-    args = ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir), "--target-path", str(target_path),
-            "--log-path", str(target_path), "--no-send-anonymous-usage-stats"]
-    if database is not None:
-        args += ["--vars", json.dumps({"database_path": str(database)})]
-    return args
+def common_args(project_dir: Path, target_path: Path, database: str | Path) -> list[str]:
+    """Flags of every dbt call: the project, where its artifacts and log go, and the database it
+    builds (to parse, its file name is enough). dbt's log file stops at info: formatting its debug
+    lines cost a build of the seeds half a second."""
+    return ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir), "--target-path", str(target_path),
+            "--log-path", str(target_path), "--log-level-file", "info", "--no-send-anonymous-usage-stats",
+            "--vars", json.dumps({"database_path": str(database)})]
 
 
-def parse(project_dir: Path, target_path: Path, database: Path | None = None):
-    """`dbt parse` in this process: the manifest (also written to ``target_path``)."""
+def parse(project_dir: Path, target_path: Path, database_name: str = DEFAULT_DATABASE_NAME):
+    """`dbt parse` in this process for a build database named ``database_name``: the manifest (also
+    written to ``target_path``). A target folder without a parse of its own starts from the
+    project's, which dbt reuses when it was made for the same file name."""
     from dbt.cli.main import dbtRunner
 
-    result = dbtRunner().invoke(["parse", "--quiet", *common_args(project_dir, target_path, database)])
+    project_parse = project_dir / "target" / PARTIAL_PARSE_FILE
+    if not (target_path / PARTIAL_PARSE_FILE).exists() and project_parse.exists() and target_path != project_parse.parent:
+        target_path.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(project_parse, target_path / PARTIAL_PARSE_FILE)
+    result = dbtRunner().invoke(["parse", "--quiet", *common_args(project_dir, target_path, database_name)])
     if not result.success:
         raise DbtFailed(f"dbt parse of {project_dir} failed: {result.exception}")
     return result.result
 
 
 @lru_cache(maxsize=4)
-def _parsed(project_dir: Path, target_path: Path, database: Path, stamp: float):
-    return parse(project_dir, target_path, database)
+def _parsed(project_dir: Path, target_path: Path, database_name: str, stamp: float):
+    return parse(project_dir, target_path, database_name)
 
 
 def parsed(project_dir: Path, target_path: Path, database: Path):
     """The manifest for ``database``, parsed again only when a project file changed."""
-    return _parsed(project_dir, target_path, database, project_stamp(project_dir))
+    return _parsed(project_dir, target_path, database.name, project_stamp(project_dir))
 
 
 def run_here(args: list[str], project_dir: Path, target_path: Path, database: Path,
@@ -81,8 +96,9 @@ def run_here(args: list[str], project_dir: Path, target_path: Path, database: Pa
     """``dbt <args>`` on ``database`` in this process; each result event goes to ``on_result`` as
     the dict of a line of dbt's JSON log. Raises ``DbtFailed`` with dbt's errors.
 
-    The profile sets ``keep_open: false``: when the command ends, dbt-duckdb closes the
-    database, so no connection stays open across a dbt call.
+    The profile sets ``keep_open: true`` (opening the file for each model and test cost a build of
+    the seeds a second), so the database is closed here when the command ends: no connection
+    stays open across a dbt call.
     """
     from dbt.cli.main import dbtRunner
     from dbt_common.events.functions import msg_to_dict
@@ -96,12 +112,25 @@ def run_here(args: list[str], project_dir: Path, target_path: Path, database: Pa
             on_result(msg_to_dict(message))
 
     manifest = parsed(project_dir, target_path, database)
-    result = dbtRunner(manifest=manifest, callbacks=[on_event]).invoke(
-        [*args, *common_args(project_dir, target_path, database)]
-    )
+    try:
+        result = dbtRunner(manifest=manifest, callbacks=[on_event]).invoke(
+            [*args, *common_args(project_dir, target_path, database)]
+        )
+    finally:
+        _close_database()
     if not result.success:
         details = "\n".join(errors) or str(result.exception or "see dbt.log")
         raise DbtFailed(f"`dbt {' '.join(args)}` failed:\n{details}")
+
+
+def _close_database() -> None:
+    """Close the database dbt-duckdb keeps open (its one environment per process)."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    with DuckDBConnectionManager._LOCK:
+        if DuckDBConnectionManager._ENV is not None:
+            DuckDBConnectionManager._ENV.close()
+            DuckDBConnectionManager._ENV = None
 
 
 class DbtWorker(WorkerProcess):

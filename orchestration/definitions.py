@@ -15,14 +15,18 @@ from orchestration.checks import great_expectations_checks, no_rejected_records
 from orchestration.resources import GreatExpectationsResource, WarehouseResource
 
 
+ASSETS = [
+    source_records, paper_assignments, terms_and_topics, paper_names, dbt_models,
+    check_evaluations, dbt_quality_history, published_warehouse, marts_parquet, dashboard,
+]
+CHECKS = [*great_expectations_checks(ASSETS), no_rejected_records]
+
+
 def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
     """Definitions for a seeds folder and warehouse; empty means environment, then defaults."""
     return Definitions(
-        assets=[
-            source_records, paper_assignments, terms_and_topics, paper_names, dbt_models,
-            check_evaluations, dbt_quality_history, published_warehouse, marts_parquet, dashboard,
-        ],
-        asset_checks=[*great_expectations_checks, no_rejected_records],
+        assets=ASSETS,
+        asset_checks=CHECKS,
         jobs=[build_warehouse],
         sensors=[seeds_folder_sensor],
         schedules=[daily_rebuild],

@@ -119,6 +119,6 @@ class GreatExpectationsResource(ConfigurableResource):
         if context.run is not None:
             quality.suite_worker()
 
-    def validate(self, database: Path, suite: quality.Suite) -> quality.SuiteResult:
-        return quality.suite_worker().validate(database, suite)
+    def validate(self, database: Path, suites: list[quality.Suite]) -> list[quality.SuiteResult]:
+        return quality.suite_worker().validate(database, suites)
 

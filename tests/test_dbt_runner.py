@@ -1,7 +1,8 @@
 """dbt in its worker process: results stream back, failures raise, the database is let go of,
 the project is parsed once per warehouse until a file changes. A two-model project with the
-real profile (so its `keep_open: false` is what is tested)."""
+real profile (so its `keep_open: true`, and the worker closing the database after a command, is what is tested)."""
 
+import json
 import os
 import shutil
 import signal
@@ -135,7 +136,7 @@ def _gone(pid: int, wait: float = 10.0) -> bool:
     return False
 
 
-def test_the_project_is_parsed_once_per_warehouse_until_a_file_changes(project, tmp_path, monkeypatch):
+def test_the_project_is_parsed_once_per_database_name_until_a_file_changes(project, tmp_path, monkeypatch):
     parses = []
     real_parse = dbt_runner.parse
     monkeypatch.setattr(dbt_runner, "parse", lambda *args: parses.append(args) or real_parse(*args))
@@ -150,10 +151,30 @@ def test_the_project_is_parsed_once_per_warehouse_until_a_file_changes(project, 
     build(database)
     build(database)
     assert len(parses) == 1
-    build(tmp_path / "other.duckdb")  # another warehouse: its own parse
+    # A warehouse of the same file name in another folder: the same parse, its own database file.
+    elsewhere = tmp_path / "elsewhere" / "tiny.duckdb"
+    elsewhere.parent.mkdir()
+    assert ("LogModelResult", "numbers", "success") in build(elsewhere)
+    assert len(parses) == 1 and elsewhere.exists()
+    build(tmp_path / "other.duckdb")  # another name: dbt names the database after it, so its own parse
     assert len(parses) == 2
     model = project / "models" / "numbers.sql"
     model.write_text("select unnest([1, 2, 3, 5]) as n")
     os.utime(model, (model.stat().st_mtime + 5,) * 2)
     assert ("LogModelResult", "numbers", "success") in build(database)
     assert len(parses) == 3
+
+
+def _files_parsed(target: Path) -> int:
+    return json.loads((target / "perf_info.json").read_text())["parsed_path_count"]
+
+
+def test_a_new_target_folder_starts_from_the_projects_parse_when_the_database_name_matches(project, tmp_path):
+    dbt_runner.parse(project, project / "target", "tiny.duckdb")
+    assert _files_parsed(project / "target") > 0  # the first parse reads every file
+
+    dbt_runner.parse(project, tmp_path / "build_a", "tiny.duckdb")
+    assert _files_parsed(tmp_path / "build_a") == 0  # dbt's partial parse found nothing changed
+
+    dbt_runner.parse(project, tmp_path / "build_b", "other.duckdb")  # another database: parsed again
+    assert _files_parsed(tmp_path / "build_b") > 0

@@ -125,7 +125,7 @@ def test_the_suite_worker_reports_what_validating_here_reports_and_keeps_no_lock
         here = validate_suite(con, suite)
     worker = SuiteWorker()
     try:
-        in_worker = worker.validate(database, suite)
+        (in_worker,) = worker.validate(database, [suite])
         duckdb.connect(str(database)).close()  # a writing step opens the file while the worker lives
     finally:
         worker.close()

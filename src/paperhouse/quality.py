@@ -376,9 +376,9 @@ def _observed(result: dict) -> Any:
 
 def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
     gx, _ = _gx()
-    actual_types = con.execute(
-        "select column_name, data_type || if(is_nullable = 'NO', ' NOT NULL', '') from information_schema.columns"
-        " where table_schema = ? and table_name = ? order by ordinal_position",
+    actual_types = con.execute(  # duckdb_columns(), not information_schema.columns: 15 ms less a table
+        "select column_name, data_type || if(is_nullable, '', ' NOT NULL') from duckdb_columns()"
+        " where schema_name = ? and table_name = ? order by column_index",
         [suite.schema_name, suite.table_name],
     ).fetchall()
     if not actual_types:
@@ -430,15 +430,15 @@ class SuiteWorker(WorkerProcess):
 
     Importing Great Expectations costs about 4.5 s of CPU. Started when a run starts, the worker
     pays it on the second core while the run loads Dagster, ingests and deduplicates, instead
-    of in front of the first check. The worker opens the file read-only for one suite at a time
+    of in front of the first check. The worker opens the file read-only for one step's suites
     and closes it, so it never holds the lock a writing step needs.
     """
 
     def __init__(self) -> None:
         super().__init__(_gx)
 
-    def validate(self, database: Path, suite: Suite) -> SuiteResult:
-        return self.submit(_validate_file, str(database), suite.name).result()
+    def validate(self, database: Path, suites: list[Suite]) -> list[SuiteResult]:
+        return self.submit(_validate_file, str(database), [suite.name for suite in suites]).result()
 
 
 @cache
@@ -449,6 +449,6 @@ def suite_worker() -> SuiteWorker:
     return worker
 
 
-def _validate_file(database: str, suite_name: str) -> SuiteResult:
+def _validate_file(database: str, suite_names: list[str]) -> list[SuiteResult]:
     with connect(Path(database), read_only=True) as con:
-        return validate_suite(con, SUITES_BY_NAME[suite_name])
+        return validate_warehouse(con, tuple(SUITES_BY_NAME[name] for name in suite_names))
