@@ -145,3 +145,12 @@ def test_encoding_and_file_names_never_change_paper_ids(tmp_path):
         assert records["encoding"].unique().to_list() == [encoding]
         ids.append(sorted(assign_papers(records)["paper_id"].to_list()))
     assert ids[0] == ids[1] == ids[2] and len(set(ids[0])) == 5
+
+
+def test_shingle_rows_stay_in_text_order_when_short_texts_give_their_words_instead():
+    texts = pl.Series([["graph", "neural", "network", "pruning"], ["transformers"], ["sparse", "attention", "heads"]])
+    _, shingles = dedup.shingle_table(texts, shingle_size=3)
+    # Verification reads each text's rows as one run of the text-ordered rows.
+    assert shingles["doc"].to_list() == [0, 0, 1, 2]
+    words, _ = dedup.shingle_table(pl.Series([["transformers"]]), shingle_size=3)
+    assert shingles.filter(pl.col("doc") == 1)["hash"].to_list() == words["hash"].to_list()

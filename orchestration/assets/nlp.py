@@ -1,3 +1,5 @@
+from concurrent.futures import ThreadPoolExecutor
+
 import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, asset, multi_asset
 
@@ -66,8 +68,13 @@ def terms_and_topics(context: AssetExecutionContext, warehouse: WarehouseResourc
     with warehouse.build_connection() as con:
         papers = read_frame(con, _CANONICAL_TEXTS)
     index = index_terms(papers)
-    model = fit_topics(index.weights)
-    neighbours = similar_papers(index.weights)
+    # The topic model and the neighbour search both release the GIL: on two cores they overlap.
+    # Both import scikit-learn on first use, which must not happen in two threads at once.
+    import sklearn.cluster, sklearn.decomposition  # noqa: E401, F401
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        topics = pool.submit(fit_topics, index.weights)
+        neighbours = similar_papers(index.weights)
+        model = topics.result()
     with warehouse.build_connection() as con:
         for table, frame in {
             "terms": index.terms, "paper_terms": index.paper_terms, "term_aliases": index.aliases,

@@ -10,9 +10,10 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     """The distinct values, ascending.
 
     NumPy 2.4's ``np.unique`` hashes integers before sorting and runs 30-40x slower than one sort
-    on millions of distinct 64-bit values (5.4 s against 0.14 s for 3.6M here).
+    on millions of distinct 64-bit values (5.4 s against 0.14 s for 3.6M here); and Polars sorts
+    on every core, 3x faster than ``np.sort`` (0.7 s against 2.1 s for 20M here).
     """
-    ordered = np.sort(values)
+    ordered = pl.Series(values).sort().to_numpy()
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
 
 

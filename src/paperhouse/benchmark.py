@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import math
 import os
@@ -281,6 +282,7 @@ def _child(args: argparse.Namespace) -> int:
         result = {"read_text": run_read_text, "datasketch": run_datasketch, "nlp": run_nlp}[args.run](folder)
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     print(json.dumps(result | {"peak_rss_mb": round(peak / 1024)}))
+    gc.freeze()  # as the `paperhouse` command ends (see paperhouse.cli.console)
     return 0
 
 

@@ -21,6 +21,7 @@ normalised text. Among identical records, the one with the smallest
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +56,7 @@ class DedupParams:
     min_jaccard_with_words: float = 0.25
 
 
-# Texts whose words and shingles are in memory at once (about 9M shingles, 0.5 GB of working memory).
+# Texts signed together (about 9M shingles, 0.5 GB of working memory); two batches are signed at once.
 SIGNATURE_BATCH = 50_000
 # Candidate pairs whose signatures are compared at once (2 x 100 MB of 256-bin signatures).
 _PAIRS_PER_CHUNK = 100_000
@@ -132,7 +133,9 @@ def shingle_table(word_lists: pl.Series, shingle_size: int) -> tuple[pl.DataFram
     short = ~has_shingle[doc]
     shingles = pl.DataFrame(
         {"doc": np.concatenate([doc[start], doc[short]]), "hash": np.concatenate([shingle, token_hash[short]])}
-    ).sort("doc", maintain_order=True)
+    )
+    if short.any():  # the short texts' rows come last: back into doc order
+        shingles = shingles.sort("doc", maintain_order=True)
     return pl.DataFrame({"doc": doc, "hash": token_hash}), shingles
 
 
@@ -299,11 +302,16 @@ def _signatures(keys: pl.Series, params: DedupParams) -> tuple[np.ndarray, np.nd
     """The MinHash signature and the number of shingles of every text, ``SIGNATURE_BATCH`` texts at a time."""
     signature = np.empty((len(keys), params.num_bins), dtype=np.uint32)
     sizes = np.empty(len(keys), dtype=np.int64)
-    for start in range(0, len(keys), SIGNATURE_BATCH):
+
+    def sign(start: int) -> None:
         batch = keys.slice(start, SIGNATURE_BATCH)
         _, shingles = shingle_table(_words_of(batch), params.shingle_size)
         signature[start : start + len(batch)] = minhash_signatures(shingles, len(batch), params.num_bins)
         sizes[start : start + len(batch)] = np.bincount(shingles["doc"].to_numpy(), minlength=len(batch))
+
+    # NumPy releases the GIL on whole-array work: two batches at a time keep both cores busy.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(sign, range(0, len(keys), SIGNATURE_BATCH)))
     return signature, sizes
 
 
