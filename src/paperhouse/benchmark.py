@@ -102,6 +102,8 @@ def run_pipeline(lists: Path, warehouse: Path) -> dict:
     suite_worker()  # as `paperhouse run` does, before Dagster loads
     from orchestration.runner import run_all
 
+    gc.freeze()  # as `paperhouse run` does (see paperhouse.cli.cmd_run)
+
     paths = Paths(seeds_dir=lists, warehouse=warehouse)
     started = time.perf_counter()
     outcome = run_all(paths)
