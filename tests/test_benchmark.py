@@ -60,6 +60,29 @@ def test_a_run_that_outgrows_the_memory_cap_is_stopped_and_reported_as_missing_i
                        "1000000 end to end <= 600 s": False, "1000000 peak RSS <= 6144 MB": False}
 
 
+def test_a_baseline_that_outgrows_the_memory_cap_is_reported_and_the_size_still_counts(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(benchmark, "DATA", tmp_path)
+    # The pipeline as measured elsewhere (test above); here only what the baselines make of it matters.
+    pipeline = {"success": True, "seconds": 50.0, "process_seconds": 55.0, "peak_rss_mb": 900, "papers": 270,
+                "topics": 3, "precision": 1.0, "recall": 1.0,
+                "steps": {"raw__source_records": 1.0, "paper_assignments": 2.0, "terms_and_topics": 3.0}}
+    monkeypatch.setattr(benchmark, "_measure_pipeline", lambda lists, warehouse: pipeline)
+    measure = benchmark._measure
+    monkeypatch.setattr(  # scikit-learn gets 1 MB: stopped at once, as at 10^6 abstracts on this machine
+        benchmark, "_measure", lambda method, folder, *extra: measure(method, folder, *extra, cap_kb=1024 if method == "sklearn" else None)
+    )
+    result = benchmark.bench_size(300)
+    assert "passed 1 MB" in result["baselines"]["sklearn"]["failed"]
+    assert result["stages"]["terms, topics, similar"]["ratio"] is None
+    datasketch = result["baselines"]["datasketch"]
+    assert result["stages"]["dedup"]["ratio"] == pytest.approx(2.0 / datasketch["seconds"]) and datasketch["recall"] > 0
+    assert set(result["nlp"]["stages"]) == {"terms", "topics", "similar"}
+    benchmark.report([result], {name: pipeline for name in ("first", "fresh", "rerun")})
+    printed = capsys.readouterr().out
+    assert "sklearn                  did not finish: stopped after" in printed
+    assert "datasketch quality" in printed and "nlp stages apart         terms" in printed
+
+
 def test_tree_rss_counts_the_children_of_a_process():
     alone = benchmark.tree_rss_kb(os.getpid())
     holding = "import sys, time; block = b'x' * (300 << 20); sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"

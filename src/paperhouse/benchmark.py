@@ -324,18 +324,28 @@ def bench_size(size: int) -> dict:
     if not pipeline["success"]:
         return {"abstracts": size, "pipeline": pipeline | {"failed": pipeline["reason"]}}
     baselines = {
-        "read_text": _measure("read_text", folder),
-        "datasketch": _measure("datasketch", folder),
-        "sklearn": _measure("sklearn", folder, "--topics", str(pipeline["topics"])),
+        "read_text": _measure_baseline("read_text", folder),
+        "datasketch": _measure_baseline("datasketch", folder),
+        "sklearn": _measure_baseline("sklearn", folder, "--topics", str(pipeline["topics"])),
     }
-    nlp = _measure("nlp", folder)
+    nlp = _measure_baseline("nlp", folder)
     stages = {
         stage: {"seconds": pipeline["steps"].get(step, 0.0), "baseline": baseline,
                 "baseline_seconds": baselines[baseline]["seconds"],
-                "ratio": pipeline["steps"].get(step, 0.0) / max(baselines[baseline]["seconds"], 1e-9)}
+                "ratio": None if "failed" in baselines[baseline]
+                else pipeline["steps"].get(step, 0.0) / max(baselines[baseline]["seconds"], 1e-9)}
         for stage, (step, baseline) in STAGES.items()
     }
     return {"abstracts": size, "pipeline": pipeline, "baselines": baselines, "stages": stages, "nlp": nlp}
+
+
+def _measure_baseline(method: str, folder: Path, *extra: str) -> dict:
+    """``_measure``, or, for a baseline that does not finish (scikit-learn's n-grams of a million
+    abstracts outgrow the machine), ``failed`` and what was measured: the size's other figures stand."""
+    try:
+        return _measure(method, folder, *extra)
+    except MeasureFailed as failure:
+        return failure.outcome
 
 
 def bench_seeds() -> dict:
@@ -371,14 +381,18 @@ def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
     print(f"\n{'abstracts':>10} {'stage':<24} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}")
     for r in results:
         for stage, s in r["stages"].items():
+            ratio = "-" if s["ratio"] is None else f"{s['ratio']:.2f}"
             print(f"{r['abstracts']:>10} {stage:<24} {s['seconds']:>12.1f} {s['baseline']:<11} "
-                  f"{s['baseline_seconds']:>10.1f} {s['ratio']:>6.2f}")
-        n = r["nlp"]
-        print(f"{'':>10} {'nlp stages apart':<24} " + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
-              + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)")
-        d = r["baselines"]["datasketch"]
-        print(f"{'':>10} {'datasketch quality':<24} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
-              f"peak {d['peak_rss_mb']} MB")
+                  f"{s['baseline_seconds']:>10.1f} {ratio:>6}")
+        for name, outcome in [*r["baselines"].items(), ("nlp stages apart", r["nlp"])]:
+            if "failed" in outcome:
+                print(f"{'':>10} {name:<24} did not finish: {outcome['failed'][:200]}")
+        if "failed" not in (n := r["nlp"]):
+            print(f"{'':>10} {'nlp stages apart':<24} " + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
+                  + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)")
+        if "failed" not in (d := r["baselines"]["datasketch"]):
+            print(f"{'':>10} {'datasketch quality':<24} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
+                  f"peak {d['peak_rss_mb']} MB")
     print("\nsteps (s): " + "; ".join(
         f"{r['abstracts']}: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["pipeline"]["steps"].items(),
                                                                              key=lambda kv: -kv[1]))
