@@ -97,13 +97,9 @@ def _labels(folder: Path) -> pl.DataFrame:
 
 def run_pipeline(lists: Path, warehouse: Path) -> dict:
     """``paperhouse run`` on ``lists`` into ``warehouse``; scored when the lists carry labels."""
-    from paperhouse.quality import suite_worker
+    from paperhouse.cli import load_runner
 
-    suite_worker()  # as `paperhouse run` does, before Dagster loads
-    from orchestration.runner import run_all
-
-    gc.freeze()  # as `paperhouse run` does (see paperhouse.cli.cmd_run)
-
+    run_all = load_runner()
     paths = Paths(seeds_dir=lists, warehouse=warehouse)
     started = time.perf_counter()
     outcome = run_all(paths)
