@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from paperhouse.arrays import sorted_unique, stable_argsort
+from paperhouse.arrays import dense_codes, sorted_unique, stable_argsort
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 1000])
@@ -15,3 +15,13 @@ def test_sorted_unique_is_numpys_unique(size):
 def test_stable_argsort_is_numpys_stable_argsort(size):
     values = np.random.default_rng(size).integers(0, 50, size, dtype=np.uint64)  # many equal values
     assert np.array_equal(stable_argsort(values), np.argsort(values, kind="stable"))
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 1000])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_dense_codes_are_numpys_unique_and_inverse(size, dtype):
+    values = np.random.default_rng(size).integers(0, 2**40, size).astype(dtype) // (2**34)  # repeats, gaps
+    distinct, codes = dense_codes(values)
+    expected_distinct, expected_codes = np.unique(values, return_inverse=True)
+    assert np.array_equal(distinct, expected_distinct) and distinct.dtype == values.dtype
+    assert np.array_equal(codes, expected_codes)

@@ -8,7 +8,7 @@ import threading
 import duckdb
 import pytest
 
-from paperhouse.warehouse import BuildDatabaseLocked, prepare_build_database
+from paperhouse.warehouse import ROW_GROUP_ROWS, BuildDatabaseLocked, connect, prepare_build_database
 
 
 @pytest.fixture
@@ -110,3 +110,17 @@ def test_a_process_left_holding_the_build_database_is_waited_for(files):
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize("name", ["paperhouse", "it's", 'the "best"; drop table numbers; --'])
+def test_writers_open_the_build_database_under_its_own_name_with_smaller_row_groups(tmp_path, name):
+    # Appends of a row group or more reach the file as they come: a folder of 100,000 records no
+    # longer waits for a one-thread checkpoint of the write-ahead log when the connection closes.
+    database = tmp_path / f"{name}.duckdb"
+    with connect(database) as con:
+        con.execute("create table numbers as select range as n from range(?)", [ROW_GROUP_ROWS + 1])
+        assert con.execute("select current_database()").fetchone()[0] == name
+    with connect(database, read_only=True) as con:
+        row_groups = con.execute("select count(distinct row_group_id) from pragma_storage_info('numbers')").fetchone()[0]
+        assert row_groups == 2
+        assert con.execute("select count(*) from numbers").fetchone()[0] == ROW_GROUP_ROWS + 1

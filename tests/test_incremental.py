@@ -155,11 +155,11 @@ def test_a_cache_entry_whose_rows_do_not_add_up_is_parsed_again(folder, tmp_path
     assert intake.records.equals(first.records)
 
 
-def test_more_than_a_duckdb_row_group_of_new_records_is_kept_whole(tmp_path):
-    # The cache is created and filled in one transaction, appends of a row group or more at a time.
+def test_more_new_records_than_one_append_are_kept_whole(tmp_path):
+    # The cache is created and filled in one transaction, two row groups per append.
     folder = tmp_path / "seeds"
     folder.mkdir()
-    paragraphs = parse_cache.DUCKDB_ROW_GROUP_ROWS + 1_000
+    paragraphs = parse_cache.APPEND_ROWS + 1_000
     (folder / "many.txt").write_text("Workshop 2026 Papers\n\n" + "\n\n".join(f"note {i}" for i in range(paragraphs)) + "\n")
     intake = ingest(folder=folder, database=tmp_path / "build.duckdb")
     assert intake.records.height == paragraphs

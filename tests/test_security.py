@@ -11,6 +11,9 @@ from corpus import REPO
 # (column_declarations: names and types from a table's schema in the code).
 SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "table", "schema", "key_columns",
                    "column_declarations"}
+SQL_CONSTANTS = {"ROW_GROUP_ROWS"}  # module constants, never data
+# Escaped by paperhouse.warehouse, where DuckDB takes no parameters (ATTACH, USE).
+ESCAPED = re.compile(r"^sql_(literal|identifier)\(")
 
 
 def _python_files() -> list[Path]:
@@ -29,7 +32,7 @@ def test_sql_is_never_formatted_from_data():
                         for value in argument.values:
                             if isinstance(value, ast.FormattedValue):
                                 name = ast.unparse(value.value)
-                                if name not in SQL_IDENTIFIERS:
+                                if name not in SQL_IDENTIFIERS | SQL_CONSTANTS and not ESCAPED.match(name):
                                     offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: {{{name}}}")
     assert offenders == []
 

@@ -69,8 +69,6 @@ def terms_and_topics(context: AssetExecutionContext, warehouse: WarehouseResourc
         papers = read_frame(con, _CANONICAL_TEXTS)
     index = index_terms(papers)
     # The topic model and the neighbour search both release the GIL: on two cores they overlap.
-    # Both import scikit-learn on first use, which must not happen in two threads at once.
-    import sklearn.cluster, sklearn.decomposition  # noqa: E401, F401
     with ThreadPoolExecutor(max_workers=1) as pool:
         topics = pool.submit(fit_topics, index.weights)
         neighbours = similar_papers(index.weights)

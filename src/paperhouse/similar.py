@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from paperhouse.terms import TermWeights
-from paperhouse.topics import spread_sample
+from paperhouse.topics import import_sklearn, spread_sample
 
 SIMILAR_SCHEMA = {"paper_id": pl.String, "similar_paper_id": pl.String, "score": pl.Float64, "rank": pl.Int32}
 # Rows of similarities scored at once: 512 x 20,000 floats stay within a few MB of cache.
@@ -27,6 +27,7 @@ _FIT_SAMPLE = 20_000
 def lsa_vectors(weights: TermWeights, dims: int = 128) -> np.ndarray | None:
     """Each paper's L2-normalised LSA vector (float32, rows in paper order); None when there is
     too little to compare (fewer than two papers or shared terms)."""
+    import_sklearn()
     from sklearn.decomposition import TruncatedSVD
 
     n_papers = len(weights.paper_ids)
@@ -44,6 +45,7 @@ def lsa_vectors(weights: TermWeights, dims: int = 128) -> np.ndarray | None:
 def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limit: int = 20_000,
                    cell_size: int = 2000, probes: int = 3) -> pl.DataFrame:
     """Papers' shared-term weights -> the k most similar papers of each, with their cosine."""
+    import_sklearn()
     from sklearn.cluster import KMeans
 
     paper_ids = weights.paper_ids

@@ -27,6 +27,7 @@ and the texts that may define an acronym.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,7 @@ import polars as pl
 from scipy.sparse import csr_matrix
 
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
-from paperhouse.arrays import sorted_unique, stable_argsort
+from paperhouse.arrays import dense_codes, stable_argsort
 
 FUNCTION_WORDS = frozenset(
     """a about above across after again against all almost also although always among an and another any are
@@ -160,11 +161,16 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
         return TermIndex(pl.DataFrame(schema=TERM_SCHEMA), pl.DataFrame(schema=PAPER_TERM_SCHEMA),
                          pl.DataFrame(schema=ALIAS_SCHEMA),
                          TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str)))
-    definitions = _acronym_definitions(papers)
-    paper_ids = papers["paper_id"].unique().sort()
-    paper_index = pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx")
-    papers = papers.join(paper_index, on="paper_id")
-    tokens, lemmas = _tokens(papers)
+    # Acronym definitions are found by a Python loop over the texts that may hold one: on a second
+    # thread it runs while the tokeniser's Polars work, which leaves the interpreter free, runs here.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        definitions = pool.submit(_acronym_definitions, papers)
+        capitalised = pool.submit(_capitalised_words, papers)
+        paper_ids = papers["paper_id"].unique().sort()
+        paper_index = pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx")
+        papers = papers.join(paper_index, on="paper_id")
+        tokens, lemmas = _tokens(papers)
+        definitions, capitalised = definitions.result(), capitalised.result()
     expansions = _expansions(definitions, papers)
     tokens, lemmas = _expand_acronyms(tokens, lemmas, expansions, paper_index)
     grams, vocabulary = _ngrams(tokens, lemmas, max_words)
@@ -180,7 +186,6 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
             idf=((1 + n_papers) / (1 + pl.col("doc_freq"))).log() + 1,
         )
     )
-    capitalised = _capitalised_words(papers)
     terms = terms.with_columns(
         kind=pl.when(pl.col("term").str.contains(r"[ -]"))
         .then(pl.lit("phrase"))
@@ -214,16 +219,17 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     """One row per word of every paper, in order: ``paper_idx``, ``code`` (its lemma's position in
     the returned lemmas) and ``chunk``, the stop-word-free run it belongs to (never two papers').
 
-    Words as strings are held ``_PAPERS_PER_CHUNK`` papers at a time: the distinct spellings are
-    gathered in a first pass, then each batch is split again and kept as integer codes only."""
-    batches = [papers.slice(start, _PAPERS_PER_CHUNK) for start in range(0, papers.height, _PAPERS_PER_CHUNK)]
-    # Words are classified and singularised once per distinct spelling, then looked up by position.
-    # The streaming engine finds distinct strings several times faster than the in-memory one.
-    distinct = (
-        pl.concat([_pieces(batch).select(pl.col("token").unique()).collect(engine="streaming") for batch in batches])
-        .unique()
-    )
-    spellings = _lemma_column(distinct, "token").sort("token").with_columns(
+    Words as strings are held ``_PAPERS_PER_CHUNK`` papers at a time: each batch is split once and
+    kept as the numbers of its spellings, numbered in the order they first appear."""
+    spelled, numbered = [], pl.DataFrame(schema={"token": pl.String, "spelling": pl.UInt32})
+    for start in range(0, papers.height, _PAPERS_PER_CHUNK):
+        pieces = _pieces(papers.slice(start, _PAPERS_PER_CHUNK)).collect()
+        new = pieces.select(pl.col("token").unique(maintain_order=True)).join(numbered, on="token", how="anti")
+        numbered = pl.concat([numbered, new.with_columns(spelling=pl.int_range(numbered.height, numbered.height + new.height,
+                                                                              dtype=pl.UInt32))])
+        spelled.append(pieces.join(numbered, on="token", how="left", maintain_order="left").select("paper_idx", "spelling"))
+    # Words are classified and singularised once per distinct spelling, then looked up by number.
+    spellings = _lemma_column(numbered, "token").sort("spelling").with_columns(
         ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
         | pl.col("token").is_in(STOPWORDS)
         | (pl.col("token").str.len_chars() < 2)
@@ -232,13 +238,11 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     )
     lemmas = spellings["lemma"].unique().sort()
     spellings = spellings.with_columns(code=_position_in(pl.col("lemma"), lemmas))
-    spelling = _position_in(pl.col("token"), spellings["token"])
     flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
     coded, first_chunk = [], 0
-    for batch in batches:
+    for batch in spelled:
         tokens = (
-            _pieces(batch)
-            .select("paper_idx", spelling=spelling)
+            batch.lazy()
             .with_columns(starts_paper=pl.col("paper_idx") != pl.col("paper_idx").shift(1, fill_value=-1))
             .with_columns(
                 is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
@@ -438,10 +442,10 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
             starts = starts[starts + n - 1 < n_tokens]
             starts = starts[chunk[starts + n - 1] == chunk[starts]]
             pair = number[starts].astype(np.int64) * n_lemmas + code[starts + n - 1]
-            distinct = sorted_unique(pair)
+            distinct, number_at_starts = dense_codes(pair)
             number = np.zeros(n_tokens, dtype=np.uint32)
-            number[starts] = np.searchsorted(distinct, pair)
-            del pair
+            number[starts] = number_at_starts
+            del pair, number_at_starts
             texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
         if len(starts):
             ends = starts + n

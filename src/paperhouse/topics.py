@@ -18,6 +18,7 @@ The sample's shares are the ones the catch-all rule judges, so the chosen model 
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -93,8 +94,21 @@ def candidate_sizes(n_papers: int) -> list[int]:
     return sorted({int(k) for k in np.unique(np.round(np.geomspace(2, upper, num=min(upper - 1, 10))))})
 
 
+_SKLEARN_IMPORT = threading.Lock()
+
+
+def import_sklearn() -> None:
+    """Import the parts of scikit-learn paperhouse uses (1.2 s, on first use), one thread at a time:
+    the topic model and the neighbour search run side by side, and two threads importing
+    scikit-learn at once fail on a partially initialised ``sklearn.base``."""
+    with _SKLEARN_IMPORT:
+        import sklearn.cluster  # noqa: F401
+        import sklearn.decomposition  # noqa: F401
+
+
 def fit_topics(weights: TermWeights, n_topics: int | None = None) -> TopicModel:
     """Papers' term weights (e.g. TF-IDF) -> topics, their number chosen by coherence unless ``n_topics``."""
+    import_sklearn()
     from sklearn.decomposition import NMF
     from threadpoolctl import threadpool_limits
 

@@ -31,6 +31,11 @@ RAW_SCHEMA = "raw"
 # (no COPY TO, ATTACH, read_csv or extension installs), and settings the SQL cannot change back.
 READER_CONFIG = {"enable_external_access": False, "lock_configuration": True}
 _COPY_CHUNK = 1 << 20
+# Row groups of what paperhouse writes: half DuckDB's default (122,880 rows). A transaction's
+# appends to a table that stay below one row group go through the write-ahead log, and are
+# compressed when the connection closes, on one thread: 100,000 new records took 3.5 s to close.
+# Appends of a row group or more are written to the file as they come.
+ROW_GROUP_ROWS = 61_440
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +43,30 @@ log = logging.getLogger(__name__)
 @contextmanager
 def connect(database: Path, read_only: bool = False, config: dict | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection that is always closed, so no lock outlives the block that needed it."""
-    if not read_only:
+    if read_only:
+        if not database.exists():
+            raise FileNotFoundError(f"no warehouse at {database}: run `paperhouse run` first")
+        con = duckdb.connect(str(database), read_only=True, config=config or {})
+    else:
         database.parent.mkdir(parents=True, exist_ok=True)
-    elif not database.exists():
-        raise FileNotFoundError(f"no warehouse at {database}: run `paperhouse run` first")
-    con = duckdb.connect(str(database), read_only=read_only, config=config or {})
+        # Attached rather than opened, for the row group size; named as opening it would name it.
+        con = duckdb.connect(config=config or {})
+        con.execute(f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})")
+        con.execute(f"use {sql_identifier(database.stem)}")
     try:
         yield con
     finally:
         con.close()
+
+
+def sql_literal(text: str) -> str:
+    """``text`` as a SQL string, for the statements that take no parameters (ATTACH)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def sql_identifier(name: str) -> str:
+    """``name`` as a quoted SQL identifier, for the statements that take no parameters (USE)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 @contextmanager
