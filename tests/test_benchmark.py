@@ -106,3 +106,10 @@ def test_the_seeds_are_judged_on_the_median_of_their_builds_from_scratch(monkeyp
     assert seeds["fresh"]["samples"] == [14.0, 15.0, 16.0]
     assert dict(benchmark.report([], seeds))["bundled seeds, warm build from scratch <= 15 s"]
     assert "fresh 15.0 s (10.0 s) (the median of 14.0, 15.0, 16.0 s)" in capsys.readouterr().out
+
+
+def test_the_machine_speed_is_the_time_of_a_fixed_loop(monkeypatch):
+    monkeypatch.setattr(benchmark, "CALIBRATION_LOOP", 10)
+    short = benchmark.python_loop_seconds()
+    monkeypatch.setattr(benchmark, "CALIBRATION_LOOP", 2_000_000)
+    assert 0 < short < benchmark.python_loop_seconds()

@@ -59,6 +59,7 @@ TARGET_SEEDS_WARM_SECONDS = 15
 # Builds of the seeds from scratch judged by their median: one build's time varies by 10-15%
 # from one quarter of an hour to the next on the 2-core VMs this runs on.
 FRESH_BUILDS = 3
+CALIBRATION_LOOP = 20_000_000
 
 
 def prepare(n_papers: int) -> Path:
@@ -347,6 +348,16 @@ def _measure_baseline(method: str, folder: Path, *extra: str) -> dict:
         return failure.outcome
 
 
+def python_loop_seconds() -> float:
+    """How long this machine takes over a fixed pure-Python loop: the same VM kind ran it in 1.6 s
+    and, another hour, 2.0 s. Every figure of a bench moves with it."""
+    started = time.perf_counter()
+    total = 0
+    for number in range(CALIBRATION_LOOP):
+        total += number
+    return time.perf_counter() - started
+
+
 def bench_seeds() -> dict:
     """The bundled seeds: a first build (cold imports), builds from scratch once warm (the one of
     median process time, with every build's time as ``samples``), an unchanged rerun."""
@@ -450,15 +461,20 @@ def main(argv: list[str] | None = None) -> int:
         return _child(args)
 
     sizes = [int(s) for s in args.sizes.split(",")] + ([MILLION] if args.million else [])
+    machine_speed = [python_loop_seconds()]
     seeds = bench_seeds()
     results = []
     for size in sizes:
         print(f"benchmarking {size:,} abstracts ...", flush=True)
         results.append(bench_size(size))
+    machine_speed.append(python_loop_seconds())
     targets = report(results, seeds)
+    print(f"machine speed: a fixed loop of {CALIBRATION_LOOP:,} Python additions took "
+          + " s, then ".join(f"{t:.2f}" for t in machine_speed) + " s (before and after; compare runs by it)")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(
-        {"sizes": results, "seeds": seeds, "targets": dict(targets)} | growth_exponents(finished(results), seeds),
+        {"sizes": results, "seeds": seeds, "targets": dict(targets), "python_loop_seconds": machine_speed}
+        | growth_exponents(finished(results), seeds),
         indent=2))
     print(f"wrote {args.out}")
     return 0
