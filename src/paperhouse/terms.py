@@ -225,8 +225,7 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     for start in range(0, papers.height, _PAPERS_PER_CHUNK):
         pieces = _pieces(papers.slice(start, _PAPERS_PER_CHUNK)).collect()
         new = pieces.select(pl.col("token").unique(maintain_order=True)).join(numbered, on="token", how="anti")
-        numbered = pl.concat([numbered, new.with_columns(spelling=pl.int_range(numbered.height, numbered.height + new.height,
-                                                                              dtype=pl.UInt32))])
+        numbered = pl.concat([numbered, new.with_row_index("spelling", offset=numbered.height).select(numbered.columns)])
         spelled.append(pieces.join(numbered, on="token", how="left", maintain_order="left").select("paper_idx", "spelling"))
     # Words are classified and singularised once per distinct spelling, then looked up by number.
     spellings = _lemma_column(numbered, "token").sort("spelling").with_columns(
