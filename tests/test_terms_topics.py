@@ -6,6 +6,7 @@ from polars.testing import assert_frame_equal
 
 from corpus import seed_abstracts
 from paperhouse import terms
+from paperhouse.analysis import analyse
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
 from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text, normalized_text
@@ -233,3 +234,12 @@ def test_a_corpus_without_phrases_of_the_longest_length_still_gets_every_shorter
     found = terms_of(["Graph networks. Sparse coding.", "Graph networks, sparse coding."])
     expected = {"graph network", "sparse coding", "graph", "network", "sparse", "coding"}
     assert {paper: set(terms) for paper, terms in found.items()} == {"p_000": expected, "p_001": expected}
+
+
+def test_terms_topics_and_similar_papers_computed_together_equal_each_computed_alone():
+    corpus = papers(seed_abstracts())
+    together = analyse(corpus)
+    index = index_terms(corpus)
+    assert_frame_equal(together.index.paper_terms, index.paper_terms)
+    assert_frame_equal(together.model.paper_topics, fit_topics(index.weights).paper_topics)
+    assert_frame_equal(together.similar, similar_papers(index.weights))

@@ -1,15 +1,11 @@
-from concurrent.futures import ThreadPoolExecutor
-
 import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, asset, multi_asset
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
+from paperhouse.analysis import analyse
 from paperhouse.names import extract_method_names
-from paperhouse.similar import similar_papers
-from paperhouse.terms import index_terms
-from paperhouse.topics import fit_topics, import_sklearn
 from paperhouse.warehouse import read_frame, write_table
 
 _CANONICAL_TEXTS = """
@@ -65,15 +61,10 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
     pool=WRITER_POOL,
 )
 def terms_and_topics(context: AssetExecutionContext, warehouse: WarehouseResource):
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(import_sklearn)  # 1.2 s, while the terms are indexed here
-        with warehouse.build_connection() as con:
-            papers = read_frame(con, _CANONICAL_TEXTS)
-        index = index_terms(papers)
-        # The topic model and the neighbour search both release the GIL: on two cores they overlap.
-        topics = pool.submit(fit_topics, index.weights)
-        neighbours = similar_papers(index.weights)
-        model = topics.result()
+    with warehouse.build_connection() as con:
+        papers = read_frame(con, _CANONICAL_TEXTS)
+    analysis = analyse(papers)
+    index, model, neighbours = analysis.index, analysis.model, analysis.similar
     with warehouse.build_connection() as con:
         for table, frame in {
             "terms": index.terms, "paper_terms": index.paper_terms, "term_aliases": index.aliases,

@@ -38,7 +38,7 @@ from pathlib import Path
 import polars as pl
 
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT, Paths
-from paperhouse.warehouse import connect_reader
+from paperhouse.warehouse import connect, connect_reader
 
 DATA = PROJECT_ROOT / "data" / "bench"
 SIZES = (10_000, 100_000)
@@ -64,8 +64,6 @@ CALIBRATION_LOOP = 20_000_000
 
 def prepare(n_papers: int) -> Path:
     """Synthetic lists for ``n_papers`` abstracts and a parquet of their accepted records."""
-    import duckdb
-
     from paperhouse.parse_cache import ingest, read_abstracts
     from paperhouse.synth import write_corpus
 
@@ -75,7 +73,7 @@ def prepare(n_papers: int) -> Path:
         write_corpus(read_abstracts(BUNDLED_SEEDS), n_papers, folder / "lists")
         # Parsed into a scratch file, not in memory: a million records in memory peaked at 18 GB.
         scratch = folder / "parse.duckdb"
-        with duckdb.connect(str(scratch)) as con:
+        with connect(scratch) as con:
             ingest(con, folder / "lists")
             con.sql(
                 "select source_file, record_no, text, normalized_text from raw.source_records"
