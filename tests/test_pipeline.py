@@ -289,17 +289,16 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
 
     import polars as pl
 
-    import orchestration.assets.nlp as nlp_asset
-    from paperhouse import cli
+    from paperhouse import analysis, cli
 
-    real_index = nlp_asset.index_terms
+    real_index = analysis.index_terms
 
     def index_missing_a_term(papers):
         index = real_index(papers)
         ranked_first = index.paper_terms["term"][0]
         return dataclasses.replace(index, terms=index.terms.filter(pl.col("term") != ranked_first))
 
-    monkeypatch.setattr(nlp_asset, "index_terms", index_missing_a_term)
+    monkeypatch.setattr(analysis, "index_terms", index_missing_a_term)
     warehouse = tmp_path / "warehouse.duckdb"
     code = cli.main(["run", "--seeds", str(SEEDS), "--warehouse", str(warehouse)])
     stderr = capsys.readouterr().err
