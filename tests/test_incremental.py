@@ -164,3 +164,19 @@ def test_more_new_records_than_one_append_are_kept_whole(tmp_path):
     intake = ingest(folder=folder, database=tmp_path / "build.duckdb")
     assert intake.records.height == paragraphs
     assert intake.records["record_no"].to_list() == list(range(1, paragraphs + 1))
+
+
+def test_a_paragraph_as_written_is_kept_only_where_cleaning_changed_it(tmp_path):
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    (folder / "lists.txt").write_text(
+        f"ICLR 2026 Papers\n\n{ABSTRACTS[0]}\n\n{ABSTRACTS[1].replace(' ', chr(10), 3)}\n\n{ABSTRACTS[2]}  \n"
+    )
+    database = tmp_path / "build.duckdb"
+    records = ingest(folder, database).records
+    # What readers see: every accepted paragraph as written, hard wraps and trailing spaces included.
+    assert records["raw_text"].to_list() == [ABSTRACTS[0], ABSTRACTS[1].replace(" ", "\n", 3), f"{ABSTRACTS[2]}  "]
+    assert records["text"].to_list() == ABSTRACTS[:3]
+    with connect(database, read_only=True) as con:
+        stored = [raw for (raw,) in con.execute("select raw_text from raw.parsed_records order by record_no").fetchall()]
+    assert stored == [None, ABSTRACTS[1].replace(" ", "\n", 3), f"{ABSTRACTS[2]}  "]
