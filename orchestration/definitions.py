@@ -7,7 +7,7 @@ from dagster import Definitions, in_process_executor
 from orchestration.assets.dbt import dbt_models, dbt_quality_history
 from orchestration.assets.dedup import paper_assignments
 from orchestration.assets.ingest import source_records
-from orchestration.assets.nlp import paper_names, terms_and_topics
+from orchestration.assets.nlp import corpus_analysis
 from orchestration.assets.publish import dashboard, marts_parquet, published_warehouse
 from orchestration.assets.quality import check_evaluations
 from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
@@ -16,7 +16,7 @@ from orchestration.resources import GreatExpectationsResource, WarehouseResource
 
 
 ASSETS = [
-    source_records, paper_assignments, terms_and_topics, paper_names, dbt_models,
+    source_records, paper_assignments, corpus_analysis, dbt_models,
     check_evaluations, dbt_quality_history, published_warehouse, marts_parquet, dashboard,
 ]
 CHECKS = [*great_expectations_checks(ASSETS), no_rejected_records]

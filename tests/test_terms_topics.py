@@ -236,10 +236,13 @@ def test_a_corpus_without_phrases_of_the_longest_length_still_gets_every_shorter
     assert {paper: set(terms) for paper, terms in found.items()} == {"p_000": expected, "p_001": expected}
 
 
-def test_terms_topics_and_similar_papers_computed_together_equal_each_computed_alone():
+def test_terms_topics_similar_papers_and_names_computed_together_equal_each_computed_alone():
     corpus = papers(seed_abstracts())
     together = analyse(corpus)
     index = index_terms(corpus)
     assert_frame_equal(together.index.paper_terms, index.paper_terms)
     assert_frame_equal(together.model.paper_topics, fit_topics(index.weights).paper_topics)
     assert_frame_equal(together.similar, similar_papers(index.weights))
+    names = extract_method_names(corpus.select("paper_id", "text"))
+    assert names["method_name"].drop_nulls().len() > 0  # the seeds name methods: the comparison has content
+    assert_frame_equal(together.names, names)

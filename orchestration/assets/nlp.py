@@ -1,11 +1,10 @@
 import polars as pl
-from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, asset, multi_asset
+from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse.analysis import analyse
-from paperhouse.names import extract_method_names
 from paperhouse.warehouse import read_frame, write_table
 
 _CANONICAL_TEXTS = """
@@ -25,7 +24,9 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
 
 # Terms, topics and similar papers are one step: the topic model and the neighbour search read
 # every paper's weight on every term, a sparse matrix held in memory that the tables (a paper's
-# best 30 terms) do not carry. The graph still shows each table and what it is made from.
+# best 30 terms) do not carry. Method names join them: they read the same texts, and find them on
+# the core the terms leave idle (see paperhouse.analysis). The graph still shows each table and
+# what it is made from.
 @multi_asset(
     specs=[
         *_specs(
@@ -56,20 +57,26 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
             deps=[["raw", "paper_terms"]],
             kinds={"scikit-learn", "numpy", "duckdb"},
         ),
+        *_specs(
+            {"paper_names": "The named method, model, dataset or benchmark each abstract introduces (`we propose "
+             "Low-Rank Sparse Attention (Lorsa)` -> Lorsa), null when none: a stand-in for the missing titles."},
+            deps=[["raw", "paper_assignments"]],
+            kinds={"python", "duckdb"},
+        ),
     ],
     group_name="nlp",
     pool=WRITER_POOL,
 )
-def terms_and_topics(context: AssetExecutionContext, warehouse: WarehouseResource):
+def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:
         papers = read_frame(con, _CANONICAL_TEXTS)
     analysis = analyse(papers)
-    index, model, neighbours = analysis.index, analysis.model, analysis.similar
+    index, model, neighbours, names = analysis.index, analysis.model, analysis.similar, analysis.names
     with warehouse.build_connection() as con:
         for table, frame in {
             "terms": index.terms, "paper_terms": index.paper_terms, "term_aliases": index.aliases,
             "topics": model.topics, "topic_paper_weights": model.paper_topics, "topic_term_weights": model.topic_terms,
-            "similar_papers": neighbours,
+            "similar_papers": neighbours, "paper_names": names,
         }.items():
             write_table(con, table, frame)
 
@@ -102,25 +109,8 @@ def terms_and_topics(context: AssetExecutionContext, warehouse: WarehouseResourc
         asset_key=["raw", "similar_papers"],
         metadata=frame_metadata(neighbours, mean_top_score=float(neighbours.filter(pl.col("rank") == 1)["score"].mean() or 0)),
     )
-
-
-@asset(
-    key=["raw", "paper_names"],
-    deps=[["raw", "paper_assignments"]],
-    group_name="nlp",
-    kinds={"python", "duckdb"},
-    owners=OWNERS,
-    pool=WRITER_POOL,
-    description=(
-        "The named method, model, dataset or benchmark each abstract introduces (`we propose Low-Rank Sparse "
-        "Attention (Lorsa)` -> Lorsa), null when none: a stand-in for the missing titles."
-    ),
-)
-def paper_names(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    with warehouse.build_connection() as con:
-        names = extract_method_names(read_frame(con, _CANONICAL_TEXTS).select("paper_id", "text"))
-        write_table(con, "paper_names", names)
     named = names.drop_nulls("method_name")
-    return MaterializeResult(
-        metadata=frame_metadata(named, papers=names.height, papers_with_a_name=named.height)
+    yield MaterializeResult(
+        asset_key=["raw", "paper_names"],
+        metadata=frame_metadata(named, papers=names.height, papers_with_a_name=named.height),
     )

@@ -1,4 +1,4 @@
-"""Terms, topics and similar papers of a corpus, computed together on both cores."""
+"""Terms, topics, similar papers and method names of a corpus, computed together on both cores."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from paperhouse.names import extract_method_names
 from paperhouse.similar import similar_papers
 from paperhouse.terms import TermIndex, index_terms
 from paperhouse.topics import TopicModel, fit_topics, import_sklearn
@@ -17,19 +18,23 @@ class CorpusAnalysis:
     index: TermIndex  # terms, each paper's ranked terms, aliases and the weight matrix
     model: TopicModel
     similar: pl.DataFrame  # paperhouse.similar.SIMILAR_SCHEMA
+    names: pl.DataFrame  # paperhouse.names.NAME_SCHEMA
 
 
 def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
-    """``paper_id``, ``text`` and ``normalized_text`` of each paper -> its terms, topics and most
-    similar papers.
+    """``paper_id``, ``text`` and ``normalized_text`` of each paper -> its terms, topics, most
+    similar papers and the name of the method it introduces.
 
-    scikit-learn (1.2 s to import) loads on a second thread while the terms are indexed here. Then
-    the topic model runs there and the neighbour search here: both release the GIL, so on two
-    cores they overlap.
+    While the terms are indexed here, a second thread imports scikit-learn (1.2 s) and finds the
+    method names: much of the terms' work leaves the second core idle (a one-thread Polars
+    kernel here, a Python loop there), and the names fill it, 3-5 s of their 5 s at 10^5
+    papers. Then the topic model runs there and the neighbour search here: both release the GIL,
+    so on two cores they overlap.
     """
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(import_sklearn)
+        names = pool.submit(extract_method_names, papers.select("paper_id", "text"))
         index = index_terms(papers)
         topics = pool.submit(fit_topics, index.weights)
         similar = similar_papers(index.weights)
-        return CorpusAnalysis(index, topics.result(), similar)
+        return CorpusAnalysis(index, topics.result(), similar, names.result())
