@@ -29,15 +29,14 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator
-
-from dagster import AssetExecutionContext
-from dagster_dbt.asset_utils import get_updated_cli_invocation_params_for_context
-from dagster_dbt.core.dbt_cli_event import DbtCoreCliEventMessage
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from paperhouse.faults import failpoint
 from paperhouse.settings import DEFAULT_WAREHOUSE
 from paperhouse.workers import SPAWN, WorkerProcess
+
+if TYPE_CHECKING:
+    from dagster import AssetExecutionContext
 
 # The events dagster-dbt turns into materialisations and check results; the rest only go to dbt's log.
 RESULT_EVENTS = frozenset({"LogSeedResult", "LogModelResult", "LogSnapshotResult", "LogTestResult"})
@@ -212,6 +211,10 @@ def _run_in_worker(args: list[str], project_dir: Path, target_path: Path, databa
 
 def stream_build(context: AssetExecutionContext, database: Path, target_path: Path) -> Iterator:
     """`dbt build` of the models and tests of ``context``'s selection, as Dagster events."""
+    # Imported here, not at the top: the dbt worker imports this module, and needs no Dagster.
+    from dagster_dbt.asset_utils import get_updated_cli_invocation_params_for_context
+    from dagster_dbt.core.dbt_cli_event import DbtCoreCliEventMessage
+
     params = get_updated_cli_invocation_params_for_context(context=context, manifest={}, dagster_dbt_translator=None)
     project = params.dbt_project
     args = ["build", *params.selection_args]

@@ -178,3 +178,14 @@ def test_a_new_target_folder_starts_from_the_projects_parse_when_the_database_na
 
     dbt_runner.parse(project, tmp_path / "build_b", "other.duckdb")  # another database: parsed again
     assert _files_parsed(tmp_path / "build_b") > 0
+
+
+def test_the_worker_loads_dbt_without_dagster():
+    # The worker starts beside the run's own imports on a 2-core machine: Dagster and dagster-dbt
+    # would cost it seconds of CPU for nothing (it only runs dbt).
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, orchestration.dbt_runner as r; r._start_worker(None);"
+         " print(sorted({m.split('.')[0] for m in sys.modules} & {'dagster', 'dagster_dbt', 'dbt'}))"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert loaded.strip() == "['dbt']"
