@@ -1,5 +1,6 @@
 import re
 import textwrap
+import time
 from pathlib import Path
 
 import polars as pl
@@ -105,6 +106,18 @@ def test_parsing_in_small_batches_gives_the_same_records(tmp_path, monkeypatch):
     whole = read_records(tmp_path)
     monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 1)  # one content per batch
     assert read_records(tmp_path).equals(whole)
+
+
+def test_batches_parsed_side_by_side_are_kept_in_folder_order_whatever_finishes_first(tmp_path, monkeypatch):
+    for i, text in enumerate(awkward_texts(6)):
+        write(tmp_path, f"{i:02d}.txt", text)
+    monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 1)  # one content per batch
+    parse = ingest_module._parse_batch
+    delays = iter([0.3, 0.0, 0.2, 0.0, 0.1, 0.0])  # the earlier of two batches parsed at once finishes last
+    monkeypatch.setattr(ingest_module, "_parse_batch", lambda batch, rules, wait=delays: time.sleep(next(wait)) or parse(batch, rules))
+    kept: list[str] = []
+    folder = ingest_module.read_folder(tmp_path, lambda parsed: kept.extend(parsed["file_sha256"].unique(maintain_order=True)))
+    assert kept == folder.files["file_sha256"].unique(maintain_order=True).to_list() and len(kept) == 6
 
 
 def test_hard_wrapped_lines_are_joined_and_provenance_kept(tmp_path):

@@ -26,6 +26,7 @@ import os
 import re
 import stat
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,6 +136,8 @@ _READ_ATTEMPTS = 3
 # New contents are parsed in batches of about this many bytes: many small files share one pass
 # through Polars, and a folder of any size is never held in memory as text all at once.
 _BATCH_BYTES = 16 << 20
+# Batches parsed at once, one per core: Polars runs each string kernel of a batch on one core.
+_PARSERS = 2
 
 
 @dataclass(frozen=True)
@@ -387,16 +390,17 @@ def read_folder(
 def _parse_in_batches(
     contents: Iterable[DecodedContent], rules: AcceptanceRules, keep: Callable[[pl.DataFrame], None]
 ) -> None:
-    """Polars parses one batch in a worker thread while this thread reads and decodes the next
-    and hands the previous one to ``keep``; no more than two batches are held."""
-    in_flight: Future[pl.DataFrame] | None = None
-    with ThreadPoolExecutor(max_workers=1) as polars_worker:
+    """Polars parses ``_PARSERS`` batches at a time in worker threads while this thread reads and
+    decodes the next and hands the parsed ones to ``keep``, in order; no more than ``_PARSERS`` + 1
+    batches are held."""
+    in_flight: deque[Future[pl.DataFrame]] = deque()
+    with ThreadPoolExecutor(max_workers=_PARSERS) as parsers:
         for batch in _batched(contents, _BATCH_BYTES):
-            if in_flight is not None:
-                keep(in_flight.result())
-            in_flight = polars_worker.submit(_parse_batch, batch, rules)
-        if in_flight is not None:
-            keep(in_flight.result())
+            if len(in_flight) == _PARSERS:
+                keep(in_flight.popleft().result())
+            in_flight.append(parsers.submit(_parse_batch, batch, rules))
+        while in_flight:
+            keep(in_flight.popleft().result())
 
 
 def _batched(contents: Iterable[DecodedContent], max_bytes: int) -> Iterator[list[DecodedContent]]:

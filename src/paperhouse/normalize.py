@@ -24,7 +24,9 @@ _COLLAPSIBLE_WHITESPACE = r"\s{2,}|[^\S ]"
 # Words, as matching sees them: runs of letters and digits.
 _WORD_CHARACTERS = r"\p{L}\p{N}"
 WORD_PATTERN = f"[{_WORD_CHARACTERS}]+"
-_BETWEEN_WORDS = f"[^{_WORD_CHARACTERS}]+"
+# What separates words, each run of it becoming one space: every run except a lone space, left as
+# it is (the same text as replacing every run, about 3 times faster: most runs are a lone space).
+_BETWEEN_WORDS = f"[^{_WORD_CHARACTERS}]{{2,}}|[^{_WORD_CHARACTERS} ]"
 
 
 def clean_text(text: pl.Expr) -> pl.Expr:
