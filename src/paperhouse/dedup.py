@@ -315,13 +315,13 @@ def _signatures(keys: pl.Series, params: DedupParams) -> tuple[np.ndarray, np.nd
     return signature, sizes
 
 
-def _verify(pairs: pl.DataFrame, keys: pl.Series, params: DedupParams) -> pl.DataFrame:
-    """``verify_pairs`` on word and shingle sets built for the texts the pairs involve, and no others."""
+def _sets_of_pairs(pairs: pl.DataFrame, keys: pl.Series, params: DedupParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The shingle and word sets ``verify_pairs`` needs, built for the texts the pairs involve and no others."""
     involved = sorted_unique(np.concatenate([pairs["a"].to_numpy(), pairs["b"].to_numpy()])).astype(np.uint32)
     # shingle_table numbers the texts it is given 0, 1, ...: back to their numbers among all texts.
     renumbered = lambda sets: sets.with_columns(doc=pl.Series(involved[sets["doc"].to_numpy()]))  # noqa: E731
     word_sets, shingles = (renumbered(sets) for sets in shingle_table(_words_of(keys.gather(involved)), params.shingle_size))
-    return verify_pairs(pairs, shingles, word_sets, params)
+    return shingles, word_sets
 
 
 def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) -> pl.DataFrame:
@@ -348,7 +348,10 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
     signature, sizes = _signatures(keys, params)
     candidates = candidate_pairs(signature, sizes, params)
     del signature  # a gigabyte at a million texts, and verification does not need it
-    evidence = _verify(candidates, keys, params)
+    # Every text merged into a paper is in a candidate pair, its paper's canonical text too: the
+    # sets of the candidates serve the evidence against the canonical texts below as well.
+    shingles, word_sets = _sets_of_pairs(candidates, keys, params)
+    evidence = verify_pairs(candidates, shingles, word_sets, params)
     merged = evidence.filter(pl.col("matched_by").is_not_null())
     edges = paper_edges(merged)
 
@@ -374,7 +377,9 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         b=pl.max_horizontal("doc", "canonical_doc").cast(pl.UInt32),
         doc=pl.col("doc").cast(pl.UInt32),
     )
-    canonical_evidence = to_canonical.join(_verify(to_canonical.select("a", "b"), keys, params), on=["a", "b"]).select(
+    canonical_evidence = to_canonical.join(
+        verify_pairs(to_canonical.select("a", "b"), shingles, word_sets, params), on=["a", "b"]
+    ).select(
         "doc",
         "jaccard",
         "containment",
