@@ -433,31 +433,31 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
     number = code  # at each start, the number of the n-gram starting there; here n = 1
     texts = [lemmas]  # per length, the text of each number
     first_id = 0  # numbers of each length are offset past those of shorter n-grams: one id space
-    # Per length, each (paper, n-gram) once, with its count and heads. Lengths are counted one at
-    # a time: only one length's occurrences (8 bytes per word of the corpus) are held at once.
-    pair_keys, counts, heads = [], [], []
-    for n in range(1, max_words + 1):
-        if n > 1:
-            starts = starts[starts + n - 1 < n_tokens]
-            starts = starts[chunk[starts + n - 1] == chunk[starts]]
-            pair = number[starts].astype(np.int64) * n_lemmas + code[starts + n - 1]
-            distinct, number_at_starts = dense_codes(pair)
-            number = np.zeros(n_tokens, dtype=np.uint32)
-            number[starts] = number_at_starts
-            del pair, number_at_starts
-            texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
-        if len(starts):
-            ends = starts + n
-            head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
-            ids = number[starts].astype(np.uint64) + np.uint64(first_id)
-            # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
-            packed = pl.Series((paper_idx[starts].astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
-            keys = packed >> np.uint64(1)
-            firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-            pair_keys.append(keys[firsts])
-            counts.append(np.diff(np.r_[firsts, len(packed)]).astype(np.int32))
-            heads.append(np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts))
-        first_id += len(texts[-1])
+    # Per length, each (paper, n-gram) once, with its count and heads. Lengths are numbered one
+    # at a time, and each length is counted on a second thread while the next is numbered (NumPy
+    # leaves the interpreter free on whole arrays); a length waits for the one before it to be
+    # counted, so no more than two lengths' occurrences (8 bytes per word of the corpus each) are held.
+    counted, counting = [], None
+    with ThreadPoolExecutor(max_workers=1) as counter:
+        for n in range(1, max_words + 1):
+            if n > 1:
+                starts = starts[starts + n - 1 < n_tokens]
+                starts = starts[chunk[starts + n - 1] == chunk[starts]]
+                pair = number[starts].astype(np.int64) * n_lemmas + code[starts + n - 1]
+                distinct, number_at_starts = dense_codes(pair)
+                number = np.zeros(n_tokens, dtype=np.uint32)
+                number[starts] = number_at_starts
+                del pair, number_at_starts
+                texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
+            if counting is not None:
+                counted.append(counting.result())
+                counting = None
+            if len(starts):
+                counting = counter.submit(_count_ngrams, paper_idx, chunk, starts, number[starts], first_id, n)
+            first_id += len(texts[-1])
+        if counting is not None:
+            counted.append(counting.result())
+    pair_keys, counts, heads = zip(*counted) if counted else ([], [], [])
     keys = np.concatenate(pair_keys)
     ids = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
     # Vocabulary: the n-grams that occur, numbered in text order.
@@ -474,6 +474,21 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
     })
     vocabulary = pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
     return grams, vocabulary
+
+
+def _count_ngrams(paper_idx: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
+                  first_id: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The n-grams of one length starting at ``starts`` (numbered ``numbers``, offset by ``first_id``)
+    as sorted (paper, id) keys, each with its count and the occurrences that end their chunk."""
+    ends = starts + n
+    n_tokens = len(chunk)
+    head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
+    ids = numbers.astype(np.uint64) + np.uint64(first_id)
+    # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
+    packed = pl.Series((paper_idx[starts].astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
+    keys = packed >> np.uint64(1)
+    firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[firsts], np.diff(np.r_[firsts, len(packed)]).astype(np.int32), np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts)
 
 
 def variant_key(term: pl.Expr) -> pl.Expr:
