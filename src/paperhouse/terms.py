@@ -437,7 +437,7 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
     # at a time, and each length is counted on a second thread while the next is numbered (NumPy
     # leaves the interpreter free on whole arrays); a length waits for the one before it to be
     # counted, so no more than two lengths' occurrences (8 bytes per word of the corpus each) are held.
-    counted, counting = [], None
+    counted = []  # per length, its counting
     with ThreadPoolExecutor(max_workers=1) as counter:
         for n in range(1, max_words + 1):
             if n > 1:
@@ -449,15 +449,12 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
                 number[starts] = number_at_starts
                 del pair, number_at_starts
                 texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
-            if counting is not None:
-                counted.append(counting.result())
-                counting = None
+            if counted:
+                counted[-1].result()
             if len(starts):
-                counting = counter.submit(_count_ngrams, paper_idx, chunk, starts, number[starts], first_id, n)
+                counted.append(counter.submit(_count_ngrams, paper_idx, chunk, starts, number[starts], first_id, n))
             first_id += len(texts[-1])
-        if counting is not None:
-            counted.append(counting.result())
-    pair_keys, counts, heads = zip(*counted) if counted else ([], [], [])
+    pair_keys, counts, heads = zip(*(length.result() for length in counted)) if counted else ([], [], [])
     keys = np.concatenate(pair_keys)
     ids = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
     # Vocabulary: the n-grams that occur, numbered in text order.
@@ -488,7 +485,9 @@ def _count_ngrams(paper_idx: np.ndarray, chunk: np.ndarray, starts: np.ndarray, 
     packed = pl.Series((paper_idx[starts].astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
     keys = packed >> np.uint64(1)
     firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return keys[firsts], np.diff(np.r_[firsts, len(packed)]).astype(np.int32), np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts)
+    counts = np.diff(np.r_[firsts, len(packed)]).astype(np.int32)
+    heads = np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts)
+    return keys[firsts], counts, heads
 
 
 def variant_key(term: pl.Expr) -> pl.Expr:
