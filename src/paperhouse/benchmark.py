@@ -60,6 +60,7 @@ TARGET_SEEDS_WARM_SECONDS = 15
 # from one quarter of an hour to the next on the 2-core VMs this runs on.
 FRESH_BUILDS = 3
 CALIBRATION_LOOP = 20_000_000
+_LABEL_WIDTH = max(len(stage) for stage in STAGES)  # the report's stage column
 
 
 def prepare(n_papers: int) -> Path:
@@ -183,15 +184,17 @@ def run_nlp(folder: Path) -> dict:
         paper_id=pl.format("{}#{}", "source_file", "record_no"), text="text", normalized_text="normalized_text"
     )
     seconds = {}
-    started = time.perf_counter()
-    index = index_terms(papers)
-    seconds["terms"] = time.perf_counter() - started
-    fit_topics(index.weights)
-    seconds["topics"] = time.perf_counter() - started - seconds["terms"]
-    neighbours = similar_papers(index.weights)
-    seconds["similar"] = time.perf_counter() - started - seconds["terms"] - seconds["topics"]
-    extract_method_names(papers.select("paper_id", "text"))
-    seconds["names"] = time.perf_counter() - started - sum(seconds.values())
+
+    def timed(stage: str, work, *args):
+        started = time.perf_counter()
+        result = work(*args)
+        seconds[stage] = time.perf_counter() - started
+        return result
+
+    index = timed("terms", index_terms, papers)
+    timed("topics", fit_topics, index.weights)
+    neighbours = timed("similar", similar_papers, index.weights)
+    timed("names", extract_method_names, papers.select("paper_id", "text"))
     return {"seconds": sum(seconds.values()), "stages": seconds,
             "similar_recall": search_recall(index.weights, neighbours)}
 
@@ -393,20 +396,20 @@ def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
         p = r["pipeline"]
         print(f"{r['abstracts']:>10} {p['seconds']:>12.1f} {r['abstracts'] / p['seconds']:>11.0f} "
               f"{p['peak_rss_mb']:>8} {p['papers']:>8} {p['precision']:>8.4f} {p['recall']:>8.4f}")
-    print(f"\n{'abstracts':>10} {'stage':<30} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}")
+    print(f"\n{'abstracts':>10} {'stage':<{_LABEL_WIDTH}} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}")
     for r in results:
         for stage, s in r["stages"].items():
             ratio = "-" if s["ratio"] is None else f"{s['ratio']:.2f}"
-            print(f"{r['abstracts']:>10} {stage:<30} {s['seconds']:>12.1f} {s['baseline']:<11} "
+            print(f"{r['abstracts']:>10} {stage:<{_LABEL_WIDTH}} {s['seconds']:>12.1f} {s['baseline']:<11} "
                   f"{s['baseline_seconds']:>10.1f} {ratio:>6}")
         for name, outcome in [*r["baselines"].items(), ("nlp stages apart", r["nlp"])]:
             if "failed" in outcome:
-                print(f"{'':>10} {name:<30} did not finish: {outcome['failed'][:200]}")
+                print(f"{'':>10} {name:<{_LABEL_WIDTH}} did not finish: {outcome['failed'][:200]}")
         if "failed" not in (n := r["nlp"]):
-            print(f"{'':>10} {'nlp stages apart':<30} " + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
+            print(f"{'':>10} {'nlp stages apart':<{_LABEL_WIDTH}} " + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
                   + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)")
         if "failed" not in (d := r["baselines"]["datasketch"]):
-            print(f"{'':>10} {'datasketch quality':<30} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
+            print(f"{'':>10} {'datasketch quality':<{_LABEL_WIDTH}} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
                   f"peak {d['peak_rss_mb']} MB")
     print("\nsteps (s): " + "; ".join(
         f"{r['abstracts']}: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["pipeline"]["steps"].items(),
