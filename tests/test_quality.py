@@ -6,10 +6,11 @@ import time
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 import yaml
 
-from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, _pandas_frame, mart_schemas, validate_suite
+from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, _gx, _pandas_frame, mart_schemas, validate_suite
 
 
 @pytest.fixture
@@ -63,6 +64,19 @@ def test_schema_drift_fails_the_suite(con):
     failures = {o.expectation: o for o in result.failures}
     assert failures["expect_column_distinct_values_to_equal_set"].observed["examples"] == ["extra"]
     assert failures["expect_column_values_to_be_in_set"].observed["examples"] == ["topic_id VARCHAR", "extra INTEGER"]
+
+
+def test_a_missing_column_is_named(con):
+    con.execute("create table raw.topic_paper_weights (paper_id varchar, topic_id integer)")
+    result = validate_suite(con, SUITES_BY_NAME["raw.topic_paper_weights"])
+    assert {o.expectation for o in result.failures} == {"expect_column_distinct_values_to_equal_set"}
+    assert result.failures[0].observed["missing"] == ["weight"]
+
+
+def test_frames_are_validated_without_hashing_every_value():
+    _, batch_definition = _gx()
+    batch = batch_definition.get_batch(batch_parameters={"dataframe": pd.DataFrame({"weight": [0.5, 1.0]})})
+    assert "pandas_data_fingerprint" not in batch.batch_markers
 
 
 def test_missing_table_fails_instead_of_passing(con):

@@ -342,7 +342,12 @@ def _gx():
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.execution_engine import pandas_execution_engine
 
+    # GX fingerprints every frame smaller than this many bytes by hashing all its values, a batch
+    # marker nothing here reads: 0.6 s of each validation of raw.paper_terms at 10^5 papers, a
+    # third of it. This threshold is the only switch GX has for it.
+    pandas_execution_engine.HASH_THRESHOLD = 0
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     batches = context.data_sources.add_pandas("paperhouse").add_dataframe_asset("frames")
@@ -352,7 +357,9 @@ def _gx():
 def _validate(frame, expectations: list) -> list[Outcome]:
     gx, batch_definition = _gx()
     suite = gx.ExpectationSuite(name="paperhouse", expectations=expectations)
-    result = batch_definition.get_batch(batch_parameters={"dataframe": frame}).validate(suite)
+    # BASIC has all ``_observed`` reports (observed value, unexpected count and examples, missing
+    # values); SUMMARY adds value counts of the unexpected values, a fifth of the validation time.
+    result = batch_definition.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format="BASIC")
     return [
         Outcome(
             expectation=r.expectation_config.type,
@@ -397,6 +404,9 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
         ),
     ]
     outcomes = _validate(schema_frame, schema_expectations)
+    if not {name for name, _ in actual_types} >= set(expected):
+        # The schema outcomes name the missing columns; the values of a column that is not there cannot be pulled.
+        return SuiteResult(suite.name, outcomes)
     facts = dict(zip(*_facts(con, suite.facts_sql))) if suite.facts_sql else {}
     if expectations := suite.expectations(gx.expectations, facts):
         outcomes += _validate(_pandas_frame(con, _data_query(suite)), expectations)
