@@ -246,3 +246,19 @@ def test_terms_topics_similar_papers_and_names_computed_together_equal_each_comp
     names = extract_method_names(corpus.select("paper_id", "text"))
     assert names["method_name"].drop_nulls().len() > 0  # the seeds name methods: the comparison has content
     assert_frame_equal(together.names, names)
+
+
+def test_the_neighbour_search_beside_the_topic_model_runs_on_one_openmp_thread(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    from paperhouse import analysis
+
+    openmp_threads = []
+
+    def search(weights):
+        openmp_threads.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "openmp")
+        return similar_papers(weights)
+
+    monkeypatch.setattr(analysis, "similar_papers", search)
+    analyse(papers(seed_abstracts()))
+    assert openmp_threads and set(openmp_threads) == {1}
