@@ -6,9 +6,10 @@ import sys
 import threading
 
 import duckdb
+import polars as pl
 import pytest
 
-from paperhouse.warehouse import ROW_GROUP_ROWS, BuildDatabaseLocked, connect, prepare_build_database
+from paperhouse.warehouse import ROW_GROUP_ROWS, BuildDatabaseLocked, connect, prepare_build_database, registered
 
 
 @pytest.fixture
@@ -124,3 +125,22 @@ def test_writers_open_the_build_database_under_its_own_name_with_smaller_row_gro
         row_groups = con.execute("select count(distinct row_group_id) from pragma_storage_info('numbers')").fetchone()[0]
         assert row_groups == 2
         assert con.execute("select count(*) from numbers").fetchone()[0] == ROW_GROUP_ROWS + 1
+
+
+class _ArrowRecorder:
+    """Stands in for a DuckDB connection: keeps what is registered."""
+
+    def register(self, name, table):
+        self.table = table
+
+    def unregister(self, name):
+        pass
+
+
+def test_frames_reach_duckdb_in_batches_of_a_row_group_so_every_core_writes():
+    frame = pl.DataFrame({"n": range(2 * ROW_GROUP_ROWS + 5)}).rechunk()  # one chunk, as a sort leaves it
+    recorder = _ArrowRecorder()
+    with registered(recorder, "frame", frame):
+        batches = recorder.table.to_batches()
+    assert [batch.num_rows for batch in batches] == [ROW_GROUP_ROWS, ROW_GROUP_ROWS, 5]
+    assert pl.from_arrow(recorder.table).equals(frame)

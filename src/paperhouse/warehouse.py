@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from paperhouse.faults import failpoint
 
@@ -79,8 +80,13 @@ def connect_reader(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 @contextmanager
 def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Iterator[None]:
     """A frame visible to SQL as ``name`` (handed over as Arrow) for the duration of the block.
-    Data reaches SQL this way or as parameters, never by string formatting."""
-    con.register(name, frame.to_arrow())
+    Data reaches SQL this way or as parameters, never by string formatting.
+
+    Handed over in record batches of a row group each: DuckDB scans an Arrow table a batch per
+    thread, and a frame that is one chunk (as a sort or a join leaves it) was written on one
+    core (10^5 papers' raw.paper_terms, 2.7M rows: 1.5-1.9 s, 0.7-1.0 s in batches)."""
+    table = frame.to_arrow()
+    con.register(name, pa.Table.from_batches(table.to_batches(max_chunksize=ROW_GROUP_ROWS), table.schema))
     try:
         yield
     finally:
