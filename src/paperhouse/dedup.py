@@ -330,7 +330,12 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
     canonical record, and the evidence."""
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA)
-    records = records.select("source_file", "record_no", "file_sha256", exact_key=joined_words(pl.col("normalized_text")))
+    # Streamed: the engine splits the one chunk DuckDB hands over, so both cores build the keys.
+    records = (
+        records.lazy()
+        .select("source_file", "record_no", "file_sha256", exact_key=joined_words(pl.col("normalized_text")))
+        .collect(engine="streaming")
+    )
     texts = (
         records.select("exact_key")
         .unique()
