@@ -167,13 +167,26 @@ def test_the_table_keeps_each_papers_best_terms_and_the_matrix_its_best_shared_o
     assert both.height > 0 and (both["matrix_weight"] - both["weight"]).abs().max() < 1e-9
 
 
-def test_papers_split_and_weighed_a_few_at_a_time_get_the_same_terms_and_weights(monkeypatch):
+def assert_same_index(index: terms.TermIndex, expected: terms.TermIndex) -> None:
+    assert_frame_equal(index.terms, expected.terms)
+    assert_frame_equal(index.paper_terms, expected.paper_terms)
+    assert_frame_equal(index.aliases, expected.aliases)
+    assert (index.weights.matrix != expected.weights.matrix).nnz == 0 and expected.weights.matrix.nnz > 0
+
+
+def test_papers_split_counted_and_weighed_a_few_at_a_time_get_the_same_terms_and_weights(monkeypatch):
     whole = index_terms(papers(seed_abstracts()))
+    assert whole.aliases.height > 0  # acronyms expanded batch by batch, each with its paper's definition
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)  # 76 papers: 11 chunks, the last one short
-    chunked = index_terms(papers(seed_abstracts()))
-    assert_frame_equal(chunked.terms, whole.terms)
-    assert_frame_equal(chunked.paper_terms, whole.paper_terms)
-    assert (chunked.weights.matrix != whole.weights.matrix).nnz == 0 and whole.weights.matrix.nnz > 0
+    monkeypatch.setattr(terms, "_STARTS_PER_PART", 300)  # every length counted in parts, cut between papers
+    assert_same_index(index_terms(papers(seed_abstracts())), whole)
+
+
+def test_terms_do_not_depend_on_the_order_of_the_papers(monkeypatch):
+    monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)
+    monkeypatch.setattr(terms, "_STARTS_PER_PART", 300)
+    corpus = papers(seed_abstracts())
+    assert_same_index(index_terms(corpus.sample(fraction=1.0, shuffle=True, seed=1)), index_terms(corpus))
 
 
 def test_labels_skip_terms_already_shown():

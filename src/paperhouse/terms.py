@@ -113,11 +113,17 @@ _PHRASE_BONUS = 1.6
 # Papers split into words, and weighed, at once: their words as strings, and their (paper, term)
 # pairs (_weigh's working memory, about 600 MB at 100k), are held a batch at a time.
 _PAPERS_PER_CHUNK = 20_000
+# The n-grams of one length are counted (sorted) this many occurrences at a time.
+_STARTS_PER_PART = 1 << 23
 # Weights are rounded to 8 decimals, so they sort exactly as integers below 2**27.
 _WEIGHT_STEPS = np.uint64(10**8)
 # The regex engine scans for a few dozen short keys at once at full speed but slows tenfold past
 # that (16 keys: 0.3 s on 100k abstracts, 64: 4 s), so keys are looked for 16 at a time.
 _KEYS_PER_PATTERN = 16
+
+
+# One part of the (paper, n-gram) counts: sorted (paper << 32 | n-gram id) keys, counts, heads.
+_Counts = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -168,18 +174,22 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
         capitalised = pool.submit(_capitalised_words, papers)
         paper_ids = papers["paper_id"].unique().sort()
         paper_index = pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx")
-        papers = papers.join(paper_index, on="paper_id")
-        tokens, lemmas = _tokens(papers)
+        # A paper's position among the sorted ids, as a join with paper_index would give, without
+        # the join's copy of every text.
+        papers = papers.with_columns(paper_idx=pl.col("paper_id").rank("dense").cast(pl.UInt32) - 1)
+        spelled, spellings = _spell(papers)
         definitions, capitalised = definitions.result(), capitalised.result()
     expansions = _expansions(definitions, papers)
-    tokens, lemmas = _expand_acronyms(tokens, lemmas, expansions, paper_index)
-    grams, vocabulary = _ngrams(tokens, lemmas, max_words)
-    grams, spellings = _merge_spellings(grams, vocabulary)
-    grams = _drop_stock(grams, vocabulary)
+    acronyms = _acronym_codes(expansions, spellings["lemma"].unique().sort(), paper_index)
+    tokens = _tokens(spelled, spellings, acronyms)
+    counts, texts = _ngram_counts(tokens, acronyms.lemmas, max_words)
+    del tokens  # 12 bytes per word of the corpus: gone before the counts become frames
+    parts, vocabulary = _number_ngrams(counts, texts)
+    parts, spellings = _merge_spellings(parts, vocabulary, _stock_terms(vocabulary))
     n_papers = len(paper_ids)
     terms = (
-        grams.group_by("term_idx")
-        .agg(doc_freq=pl.len().cast(pl.Int32), head_share=pl.col("heads").sum() / pl.col("count").sum())
+        _term_sums(parts, vocabulary.height)
+        .select("term_idx", doc_freq=pl.col("papers").cast(pl.Int32), head_share=pl.col("heads") / pl.col("uses"))
         .join(vocabulary, on="term_idx")
         .with_columns(
             n_words=pl.col("term").str.count_matches(" ").cast(pl.Int32) + 1,
@@ -193,7 +203,7 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
         .then(pl.lit("acronym"))
         .otherwise(pl.lit("word"))
     )
-    paper_terms, weights = _weigh(grams, terms, vocabulary, paper_ids, max_terms)
+    paper_terms, weights = _weigh(parts, terms, vocabulary, paper_ids, max_terms)
     aliases = pl.concat([_acronym_aliases(expansions, terms), spellings.join(terms.select("term"), on="term")])
     return TermIndex(
         terms=terms.select(list(TERM_SCHEMA)).sort("term").cast(TERM_SCHEMA),
@@ -215,15 +225,19 @@ def _position_in(values: pl.Expr, vocabulary: pl.Series) -> pl.Expr:
     return values.replace_strict(vocabulary, pl.int_range(len(vocabulary), dtype=pl.UInt32))
 
 
-def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
-    """One row per word of every paper, in order: ``paper_idx``, ``code`` (its lemma's position in
-    the returned lemmas) and ``chunk``, the stop-word-free run it belongs to (never two papers').
+def _spell(papers: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame]:
+    """Each batch of ``_PAPERS_PER_CHUNK`` papers' words and punctuation, in order, as the numbers
+    of their spellings (``paper_idx``, ``spelling``), and the spellings: ``spelling``, ``token``,
+    ``lemma``, ``ends_chunk``, ``before_verb``, in number order.
 
-    Words as strings are held ``_PAPERS_PER_CHUNK`` papers at a time: each batch is split once and
-    kept as the numbers of its spellings, numbered in the order they first appear."""
+    Papers are taken in ``paper_idx`` order, whatever the order of the rows: the counting and
+    weighing that follow cut the corpus between papers, in that order. Words as strings are held a
+    batch at a time: each batch is split once and its spellings are numbered in the order they
+    first appear."""
     spelled, numbered = [], pl.DataFrame(schema={"token": pl.String, "spelling": pl.UInt32})
-    for start in range(0, papers.height, _PAPERS_PER_CHUNK):
-        pieces = _pieces(papers.slice(start, _PAPERS_PER_CHUNK)).collect()
+    for start in range(0, papers["paper_idx"].max() + 1, _PAPERS_PER_CHUNK):
+        batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
+        pieces = _pieces(batch).collect()
         new = pieces.select(pl.col("token").unique(maintain_order=True)).join(numbered, on="token", how="anti")
         numbered = pl.concat([numbered, new.with_row_index("spelling", offset=numbered.height).select(numbered.columns)])
         spelled.append(pieces.join(numbered, on="token", how="left", maintain_order="left").select("paper_idx", "spelling"))
@@ -235,13 +249,21 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
         | (pl.col("token").str.contains(_ADVERB) & ~pl.col("token").is_in(_NOUNS_IN_LY)),
         before_verb=pl.col("token").is_in(_BEFORE_VERB),
     )
-    lemmas = spellings["lemma"].unique().sort()
-    spellings = spellings.with_columns(code=_position_in(pl.col("lemma"), lemmas))
+    return spelled, spellings
+
+
+def _tokens(spelled: list[pl.DataFrame], spellings: pl.DataFrame, acronyms: _AcronymCodes) -> pl.DataFrame:
+    """One row per word of every paper, in order, acronyms expanded: ``paper_idx``, ``code`` (its
+    lemma's position in ``acronyms.lemmas``) and ``chunk``, the stop-word-free run it belongs to
+    (neighbouring words of two chunks, or of two papers, never share a number).
+
+    ``spelled`` is emptied as its batches are coded: it and the result are 8 and 12 bytes per word."""
+    spellings = spellings.with_columns(code=_position_in(pl.col("lemma"), acronyms.lemmas))
     flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
     coded, first_chunk = [], 0
-    for batch in spelled:
+    while spelled:
         tokens = (
-            batch.lazy()
+            spelled.pop(0).lazy()
             .with_columns(starts_paper=pl.col("paper_idx") != pl.col("paper_idx").shift(1, fill_value=-1))
             .with_columns(
                 is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
@@ -254,8 +276,10 @@ def _tokens(papers: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
         )
         if tokens.height:
             first_chunk = tokens["chunk"].max() + 1
-        coded.append(tokens)
-    return pl.concat(coded), lemmas
+        # Only neighbours' chunk numbers are compared, so they may wrap past 2**32 (at 10^7 papers).
+        tokens = tokens.with_columns(pl.col("chunk").cast(pl.UInt32, wrap_numerical=True))
+        coded.append(_expand_acronyms(tokens, acronyms))
+    return pl.concat(coded)
 
 
 def _pieces(papers: pl.DataFrame) -> pl.LazyFrame:
@@ -352,12 +376,20 @@ def _lowercase_uses(papers: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
     ).drop_nulls("key").unique().collect()
 
 
-def _expand_acronyms(tokens: pl.DataFrame, lemmas: pl.Series, expansions: pl.DataFrame,
-                     paper_index: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
-    """Replace each acronym token by its long form's words, in place, inside the same chunk.
+@dataclass(frozen=True)
+class _AcronymCodes:
+    """The acronym expansions in lemma codes: which token is replaced, in which paper, by which words."""
 
-    Long forms may bring words the text never uses alone: they join the lemmas, after the others.
-    """
+    lemmas: pl.Series  # the words' lemmas, then the words that only long forms bring: what a code indexes
+    is_key: np.ndarray  # by code: whether some expansion replaces the word
+    own: pl.DataFrame  # ``paper_idx``, ``code``: each paper's own definitions
+    borrowed: pl.DataFrame  # ``code``: the corpus' majority long forms
+    words: pl.Series  # the codes of each long form's words: own's rows, then borrowed's
+
+
+def _acronym_codes(expansions: pl.DataFrame, lemmas: pl.Series, paper_index: pl.DataFrame) -> _AcronymCodes:
+    """``_expansions`` in codes. Long forms may bring words the text never uses alone: they join the
+    lemmas after the others, whose codes stay as they were."""
     lemmas = pl.concat([lemmas, expansions["lemmas"].explode().unique().sort()]).unique(maintain_order=True)
     expansions = (
         expansions.filter(pl.col("key").is_in(lemmas.implode()))
@@ -367,29 +399,30 @@ def _expand_acronyms(tokens: pl.DataFrame, lemmas: pl.Series, expansions: pl.Dat
         .group_by("expansion", maintain_order=True)
         .agg(pl.col("paper_id", "defined", "code").first(), codes="word")
     )
-    own = (
-        expansions.filter("defined")
-        .join(paper_index, on="paper_id")
-        .select("paper_idx", "code", "codes")
-    )
-    borrowed = expansions.filter(~pl.col("defined")).select("code", "codes")
-    # Each token's expansion, by its row among own then borrowed ones: a paper's own definition
-    # first, else the corpus' majority. Only tokens that are some acronym are looked up.
-    candidates = pl.concat([own.select("codes"), borrowed.select("codes")])
+    own = expansions.filter("defined").join(paper_index, on="paper_id")
+    borrowed = expansions.filter(~pl.col("defined"))
     is_key = np.zeros(len(lemmas), dtype=bool)
     is_key[expansions["code"].to_numpy()] = True
-    rows = np.flatnonzero(is_key[tokens["code"].to_numpy()])
+    return _AcronymCodes(lemmas, is_key, own.select("paper_idx", "code"), borrowed.select("code"),
+                         pl.concat([own["codes"], borrowed["codes"]]))
+
+
+def _expand_acronyms(tokens: pl.DataFrame, acronyms: _AcronymCodes) -> pl.DataFrame:
+    """Replace each acronym token by its long form's words, in place, inside the same chunk: a
+    paper's own definition first, else the corpus' majority. Only tokens that are some acronym are
+    looked up."""
+    rows = np.flatnonzero(acronyms.is_key[tokens["code"].to_numpy()])
     chosen = (
         tokens[rows].select("paper_idx", "code").with_columns(row=rows)
-        .join(own.select("paper_idx", "code").with_row_index("own"), on=["paper_idx", "code"], how="left")
-        .join(borrowed.select("code").with_row_index("borrowed"), on="code", how="left")
-        .select("row", expansion=pl.coalesce("own", pl.col("borrowed") + own.height))
+        .join(acronyms.own.with_row_index("own"), on=["paper_idx", "code"], how="left")
+        .join(acronyms.borrowed.with_row_index("borrowed"), on="code", how="left")
+        .select("row", expansion=pl.coalesce("own", pl.col("borrowed") + acronyms.own.height))
         .drop_nulls()
         .sort("row")
     )
     if chosen.height == 0:
-        return tokens, lemmas
-    return _replace_by_words(tokens, chosen["row"].to_numpy(), chosen["expansion"].to_numpy(), candidates["codes"]), lemmas
+        return tokens
+    return _replace_by_words(tokens, chosen["row"].to_numpy(), chosen["expansion"].to_numpy(), acronyms.words)
 
 
 def _replace_by_words(tokens: pl.DataFrame, rows: np.ndarray, expansion: np.ndarray, words: pl.Series) -> pl.DataFrame:
@@ -412,13 +445,12 @@ def _replace_by_words(tokens: pl.DataFrame, rows: np.ndarray, expansion: np.ndar
     })
 
 
-def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[list[_Counts], pl.Series]:
     """Every run of 1..max_words words inside one chunk, counted per paper.
 
-    Returns ``grams`` (``paper_idx``, ``term_idx``, ``count``, ``heads``) and the ``vocabulary``
-    (``term_idx``, ``term``) they index, numbered in the terms' sort order so ties break
-    alphabetically on integers. An n-gram is numbered by the pair (its first n-1 words' number,
-    its last word), so each occurrence is one integer and each distinct n-gram's text is built once.
+    Returns ``_count_ngrams``' parts of every length, in order, and the text of each id. An n-gram is numbered by the pair (its first n-1 words' number, its
+    last word), so each occurrence is one integer and each distinct n-gram's text is built once;
+    numbers of each length are offset past those of shorter n-grams: one id space.
 
     ``heads`` counts the occurrences that end their chunk. English noun phrases end in their
     head noun, so a candidate that rarely ends a chunk is a modifier ("erroneous") or a cut
@@ -432,11 +464,11 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
     starts = np.arange(n_tokens, dtype=np.int32 if n_tokens < 2**31 else np.int64)  # the tokens an n-gram starts at
     number = code  # at each start, the number of the n-gram starting there; here n = 1
     texts = [lemmas]  # per length, the text of each number
-    first_id = 0  # numbers of each length are offset past those of shorter n-grams: one id space
-    # Per length, each (paper, n-gram) once, with its count and heads. Lengths are numbered one
-    # at a time, and each length is counted on a second thread while the next is numbered (NumPy
-    # leaves the interpreter free on whole arrays); a length waits for the one before it to be
-    # counted, so no more than two lengths' occurrences (8 bytes per word of the corpus each) are held.
+    first_id = 0
+    # Lengths are numbered one at a time, and each length is counted on a second thread while the
+    # next is numbered (NumPy leaves the interpreter free on whole arrays); a length waits for the
+    # one before it to be counted, so no more than two lengths' occurrences (8 bytes per word of
+    # the corpus each) are held.
     counted = []  # per length, its counting
     with ThreadPoolExecutor(max_workers=1) as counter:
         for n in range(1, max_words + 1):
@@ -454,35 +486,59 @@ def _ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[pl
             if len(starts):
                 counted.append(counter.submit(_count_ngrams, paper_idx, chunk, starts, number[starts], first_id, n))
             first_id += len(texts[-1])
-    pair_keys, counts, heads = zip(*(length.result() for length in counted)) if counted else ([], [], [])
-    keys = np.concatenate(pair_keys)
-    ids = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    # Vocabulary: the n-grams that occur, numbered in text order.
-    present = np.flatnonzero(np.bincount(ids, minlength=first_id))
-    terms = pl.concat(texts).gather(present)
+    return [part for length in counted for part in length.result()], pl.concat(texts)
+
+
+def _number_ngrams(counts: list[_Counts], texts: pl.Series) -> tuple[list[pl.DataFrame], pl.DataFrame]:
+    """Each part of ``_ngram_counts`` as a frame (``paper_idx``, ``term_idx``, ``count``, ``heads``;
+    in paper order), and the ``vocabulary`` (``term_idx``, ``term``) they index, numbered in the
+    terms' sort order so ties break alphabetically on integers.
+
+    ``counts`` is emptied as each part becomes a frame, so the counts are held once."""
+    occurs = np.zeros(len(texts), dtype=bool)
+    for keys, _, _ in counts:
+        occurs[keys & np.uint64(0xFFFFFFFF)] = True
+    present = np.flatnonzero(occurs)
+    terms = texts.gather(present)
     order = terms.arg_sort().to_numpy()
-    term_idx = np.empty(first_id, dtype=np.uint32)
+    term_idx = np.empty(len(texts), dtype=np.uint32)
     term_idx[present[order]] = np.arange(len(present), dtype=np.uint32)
-    grams = pl.DataFrame({
-        "paper_idx": (keys >> np.uint64(32)).astype(np.uint32),
-        "term_idx": term_idx[ids],
-        "count": np.concatenate(counts),
-        "heads": np.concatenate(heads),
-    })
-    vocabulary = pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
-    return grams, vocabulary
+    frames = []
+    while counts:
+        keys, count, heads = counts.pop(0)
+        frames.append(pl.DataFrame({
+            "paper_idx": (keys >> np.uint64(32)).astype(np.uint32),
+            "term_idx": term_idx[keys & np.uint64(0xFFFFFFFF)],
+            "count": count,
+            "heads": heads,
+        }))
+        del keys, count, heads
+    return frames, pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
 
 
 def _count_ngrams(paper_idx: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
-                  first_id: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  first_id: int, n: int) -> list[_Counts]:
     """The n-grams of one length starting at ``starts`` (numbered ``numbers``, offset by ``first_id``)
-    as sorted (paper, id) keys, each with its count and the occurrences that end their chunk."""
+    as sorted (paper, id) keys, each with its count and the occurrences that end their chunk.
+
+    Starts ascend, and their papers with them, so they are counted ``_STARTS_PER_PART`` at a time,
+    cut between papers: each part's keys follow the last's, and a sort's working arrays are a part's."""
+    papers = paper_idx[starts]
+    cuts = np.unique(np.searchsorted(papers, papers[::_STARTS_PER_PART]))
+    return [
+        _count_part(papers[start:end], chunk, starts[start:end], numbers[start:end], first_id, n)
+        for start, end in zip(cuts, np.r_[cuts[1:], len(starts)])
+    ]
+
+
+def _count_part(papers: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
+                first_id: int, n: int) -> _Counts:
     ends = starts + n
     n_tokens = len(chunk)
     head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
     ids = numbers.astype(np.uint64) + np.uint64(first_id)
     # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
-    packed = pl.Series((paper_idx[starts].astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
+    packed = pl.Series((papers.astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
     keys = packed >> np.uint64(1)
     firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     counts = np.diff(np.r_[firsts, len(packed)]).astype(np.int32)
@@ -500,11 +556,15 @@ def variant_key(term: pl.Expr) -> pl.Expr:
     )
 
 
-def _merge_spellings(grams: pl.DataFrame, vocabulary: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Spelling variants become one term: the variant written most often (then the first in order)."""
+def _merge_spellings(parts: list[pl.DataFrame], vocabulary: pl.DataFrame,
+                     stock: pl.Series) -> tuple[list[pl.DataFrame], pl.DataFrame]:
+    """The parts of the (paper, term) counts, each still in paper order, with spelling variants
+    merged into one term (the variant written most often, then the first in order) and then
+    ``stock`` terms dropped; and the merged spellings as aliases.
+
+    ``parts`` is emptied as its frames are filtered, so one part at a time is copied."""
     spellings = (
-        grams.group_by("term_idx")
-        .agg(uses=pl.col("count").sum(), papers=pl.len())
+        _term_sums(parts, vocabulary.height)
         .join(vocabulary, on="term_idx")
         .with_columns(key=variant_key(pl.col("term")))
     )
@@ -513,28 +573,50 @@ def _merge_spellings(grams: pl.DataFrame, vocabulary: pl.DataFrame) -> tuple[pl.
     )
     variants = spellings.filter(pl.col("term_idx") != pl.col("preferred"))
     # Only rows of a variant or of its preferred spelling can meet; the rest pass through untouched.
-    involved = pl.concat([variants["term_idx"], variants["preferred"]]).unique().implode()
+    is_involved = pl.col("term_idx").is_in(pl.concat([variants["term_idx"], variants["preferred"]]).unique().implode())
+    is_stock = pl.col("term_idx").is_in(stock.implode())
+    untouched, involved = [], []
+    while parts:
+        grams = parts.pop(0)
+        untouched.append(grams.filter(~is_involved & ~is_stock))
+        involved.append(grams.filter(is_involved))
+        del grams
     regrouped = (
-        grams.filter(pl.col("term_idx").is_in(involved))
+        pl.concat(involved)
         .join(variants.select("term_idx", "preferred"), on="term_idx", how="left")
         .with_columns(term_idx=pl.coalesce("preferred", "term_idx"))
         .group_by("paper_idx", "term_idx")
         .agg(pl.col("count", "heads").sum())
+        .filter(~is_stock)
+        .sort("paper_idx")
     )
-    merged = pl.concat([grams.filter(~pl.col("term_idx").is_in(involved)), regrouped], how="vertical_relaxed")
+    merged = [*untouched, regrouped.cast(untouched[0].schema)]
     aliases = variants.join(vocabulary.rename({"term_idx": "preferred", "term": "preferred_term"}), on="preferred").select(
         alias="term", term="preferred_term", alias_kind=pl.lit("spelling"), papers=pl.col("papers").cast(pl.Int32)
     )
     return merged, aliases
 
 
-def _drop_stock(grams: pl.DataFrame, vocabulary: pl.DataFrame) -> pl.DataFrame:
-    """Drop stock phrases and terms made only of generic words, deciding once per distinct term."""
+def _term_sums(parts: list[pl.DataFrame], n_terms: int) -> pl.DataFrame:
+    """``term_idx``, ``papers``, ``uses`` and ``heads`` of every term that occurs in ``parts``: summed
+    part by part, as a group-by over the parts would first copy them into one frame."""
+    papers, uses, heads = (np.zeros(n_terms, dtype=np.int64) for _ in range(3))
+    for part in parts:
+        term_idx = part["term_idx"].to_numpy()
+        papers += np.bincount(term_idx, minlength=n_terms)
+        uses += np.bincount(term_idx, weights=part["count"].to_numpy(), minlength=n_terms).astype(np.int64)
+        heads += np.bincount(term_idx, weights=part["heads"].to_numpy(), minlength=n_terms).astype(np.int64)
+    occurring = np.flatnonzero(papers)
+    return pl.DataFrame({"term_idx": occurring.astype(np.uint32), "papers": papers[occurring],
+                         "uses": uses[occurring], "heads": heads[occurring]})
+
+
+def _stock_terms(vocabulary: pl.DataFrame) -> pl.Series:
+    """The ``term_idx`` of stock phrases and of terms made only of generic words, decided once per term."""
     words = pl.col("term").str.split(" ")
-    stock = vocabulary.filter(
+    return vocabulary.filter(
         variant_key(pl.col("term")).is_in(STOCK_PHRASES) | words.list.eval(pl.element().is_in(GENERIC_WORDS)).list.all()
-    )
-    return grams.join(stock.select("term_idx"), on="term_idx", how="anti")
+    )["term_idx"]
 
 
 def _capitalised_words(papers: pl.DataFrame) -> pl.Series:
@@ -544,27 +626,27 @@ def _capitalised_words(papers: pl.DataFrame) -> pl.Series:
     return capitalised["word"]
 
 
-def _weigh(grams: pl.DataFrame, terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series,
+def _weigh(parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series,
            max_terms: int) -> tuple[pl.DataFrame, TermWeights]:
     """TF-IDF, scaled by how often the term ends a noun phrase, halved inside a longer phrase:
     each paper's ``max_terms`` best, ranked, and every weight as a matrix.
 
-    Rows are (paper, term) pairs held as NumPy arrays in (paper, term) order: per-paper sums and
-    ranks are then runs of a sorted array, with no hashing of 10^7 keys. Every sum and rank is
-    within one paper, so papers are weighed ``_PAPERS_PER_CHUNK`` at a time, in bounded memory."""
-    pairs = (grams["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | grams["term_idx"].to_numpy()
-    in_order = stable_argsort(pairs)
-    pairs, count = pairs[in_order], grams["count"].to_numpy()[in_order]
-    del in_order
+    Every sum and rank is within one paper, so papers are weighed ``_PAPERS_PER_CHUNK`` at a time:
+    each part is in paper order, so a chunk's rows are a slice of each. A chunk's rows are (paper,
+    term) pairs held as NumPy arrays in (paper, term) order: per-paper sums and ranks are then runs
+    of a sorted array, with no hashing of 10^7 keys."""
     by_term = {column: _by_term(terms, column, vocabulary.height) for column in ("idf", "head_share", "n_words", "doc_freq")}
     sub_phrases = _sub_phrases(terms, vocabulary)
     n_papers = len(paper_ids)
     chunk_starts = np.arange(0, n_papers + _PAPERS_PER_CHUNK, _PAPERS_PER_CHUNK, dtype=np.uint64)
-    bounds = np.searchsorted(pairs >> np.uint64(32), chunk_starts)
-    chunks = [
-        _weigh_papers(pairs[start:end], count[start:end], first_paper, by_term, sub_phrases, max_terms)
-        for first_paper, start, end in zip(chunk_starts, bounds[:-1], bounds[1:])
-    ]
+    bounds = [np.searchsorted(part["paper_idx"].to_numpy(), chunk_starts.astype(np.uint32)) for part in parts]
+    chunks = []
+    for index, first_paper in enumerate(chunk_starts[:-1]):
+        rows = pl.concat([part.slice(ends[index], ends[index + 1] - ends[index]) for part, ends in zip(parts, bounds)])
+        pairs = (rows["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | rows["term_idx"].to_numpy()
+        in_order = stable_argsort(pairs)
+        chunks.append(_weigh_papers(pairs[in_order], rows["count"].to_numpy()[in_order], first_paper, by_term,
+                                    sub_phrases, max_terms))
     best, linking = ({name: np.concatenate([chunk[part][name] for chunk in chunks]) for name in chunks[0][part]}
                      for part in (0, 1))
     weights = TermWeights(
