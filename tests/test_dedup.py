@@ -124,6 +124,17 @@ def test_canonical_record_is_the_most_complete_version_and_similarity_is_bounded
     assert sum(row["match_kind"] == "canonical" for row in result.values()) == 1
 
 
+def test_between_versions_of_the_same_length_the_smaller_normalised_text_is_canonical():
+    original = ABSTRACTS[12]
+    reworded = reword(original, 3)  # a revision with as many words
+    smaller = min(original, reworded, key=lambda text: frame({"x": text})["normalized_text"].item())
+    for names in (("a.txt", "b.txt"), ("b.txt", "a.txt")):
+        result = decisions(dict(zip(names, (original, reworded))))
+        canonical = next(name for name, row in result.items() if row["match_kind"] == "canonical")
+        assert dict(zip(names, (original, reworded)))[canonical] == smaller
+        assert len({row["paper_id"] for row in result.values()}) == 1
+
+
 def test_no_records_gives_an_empty_typed_frame():
     from paperhouse.dedup import ASSIGNMENT_SCHEMA
 

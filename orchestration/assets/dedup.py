@@ -12,6 +12,12 @@ from paperhouse.faults import failpoint
 from paperhouse.warehouse import read_frame, write_table
 
 
+_ACCEPTED_RECORDS = """
+    select source_file, record_no, file_sha256, normalized_text from raw.source_records
+    where reject_reason is null order by source_file, record_no
+"""
+
+
 @multi_asset(
     specs=[
         AssetSpec(
@@ -43,13 +49,12 @@ from paperhouse.warehouse import read_frame, write_table
 )
 def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:
-        records = read_frame(
-            con,
-            "select source_file, record_no, file_sha256, normalized_text from raw.source_records"
-            " where reject_reason is null order by source_file, record_no",
-        )
         known = registry.load(con)
-        resolution = registry.resolve(assign_papers(records), known, context.run.run_id, datetime.now(timezone.utc))
+        # Not bound to a name here: assign_papers holds the only reference to the records, and drops
+        # their texts once it has keyed them (1.7 GB at 10^6 records).
+        resolution = registry.resolve(
+            assign_papers(read_frame(con, _ACCEPTED_RECORDS)), known, context.run.run_id, datetime.now(timezone.utc)
+        )
         assignments = resolution.assignments
         # Assignments and the registry entries naming them change together or not at all.
         con.begin()

@@ -349,13 +349,17 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
             ),
         )
     )
-    keys = texts["exact_key"]
+    # Records and texts then refer to a text by number (``doc``: its key's rank among the sorted
+    # distinct keys), and the keys are held once, in ``keys``, until the sets are built.
+    records = records.select("source_file", "record_no", "file_sha256", doc=pl.col("exact_key").rank("dense") - 1)
+    keys, texts = texts["exact_key"], texts.drop("exact_key")
     signature, sizes = _signatures(keys, params)
     candidates = candidate_pairs(signature, sizes, params)
     del signature  # a gigabyte at a million texts, and verification does not need it
     # Every text merged into a paper is in a candidate pair, its paper's canonical text too: the
     # sets of the candidates serve the evidence against the canonical texts below as well.
     shingles, word_sets = _sets_of_pairs(candidates, keys, params)
+    del keys
     evidence = verify_pairs(candidates, shingles, word_sets, params)
     merged = evidence.filter(pl.col("matched_by").is_not_null())
     edges = paper_edges(merged)
@@ -366,7 +370,7 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
     _, component = connected_components(graph, directed=False)
     texts = texts.with_columns(component=pl.Series(component, dtype=pl.Int64))
     canonical_text = (
-        texts.sort(["component", "n_words", "exact_key"], descending=[False, True, False])
+        texts.sort(["component", "n_words", "doc"], descending=[False, True, False])  # doc: in key order
         .group_by("component", maintain_order=True)
         .first()
         .select("component", canonical_doc="doc", canonical_hash="text_hash")
@@ -401,7 +405,7 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         .with_columns(length_ratio=pl.col("n_words") / pl.max_horizontal(pl.col("canonical_n_words"), 1))
     )
 
-    assigned = records.join(texts, on="exact_key").sort("file_sha256", "record_no", "source_file")
+    assigned = records.join(texts, on="doc").sort("file_sha256", "record_no", "source_file")
     canonical_record = (
         assigned.filter(pl.col("doc") == pl.col("canonical_doc"))
         .group_by("paper_id", maintain_order=True)

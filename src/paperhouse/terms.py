@@ -18,10 +18,13 @@ neural network", never "network for"), singularised. Then:
   paper's 30 best terms among those it shares with another paper: what topics and similar
   papers compare (a paper's best terms are often its own, which link it to nothing).
 
-Papers are split into words, and weighed, a batch at a time; the rest runs over all papers at
-once: Polars expressions for text, NumPy arrays of integer codes for counting and ranking (words, n-grams and (paper, term) pairs are numbered, so counts
-and ranks are runs of one sorted array). Python loops only touch the distinct words (singulars)
-and the texts that may define an acronym.
+Papers are split into words, their acronyms expanded, their n-grams counted and their terms
+weighed a batch of papers at a time, in paper order; what is global (the numbering of words and
+n-grams, document frequencies, majority long forms, spelling merges) is summed over the batches.
+Polars expressions for text, NumPy arrays of integer codes for counting and ranking (words,
+n-grams and (paper, term) pairs are numbered, so counts and ranks are runs of one sorted array).
+Python loops only touch the distinct words (singulars) and the texts that may define an acronym.
+At 10^6 papers the (paper, n-gram) counts, 16 bytes each, are most of the memory.
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ _SUBSUMED_DISCOUNT = 0.5
 _MODIFIER_FLOOR = 0.4
 _PHRASE_BONUS = 1.6
 # Papers split into words, and weighed, at once: their words as strings, and their (paper, term)
-# pairs (_weigh's working memory, about 600 MB at 100k), are held a batch at a time.
+# pairs sorted for weighing, are held a batch at a time.
 _PAPERS_PER_CHUNK = 20_000
 # The n-grams of one length are counted (sorted) this many occurrences at a time.
 _STARTS_PER_PART = 1 << 23
