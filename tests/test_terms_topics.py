@@ -182,6 +182,13 @@ def test_papers_split_counted_and_weighed_a_few_at_a_time_get_the_same_terms_and
     assert_same_index(index_terms(papers(seed_abstracts())), whole)
 
 
+def test_a_paper_with_more_words_than_16_bits_count_gets_its_full_counts():
+    # Counts are 16-bit when every paper has fewer words than that, as every accepted abstract has.
+    index = index_terms(papers(["Sparse graphs. " * 70_000, "Sparse graphs and dense graphs."]))
+    counted = dict(index.paper_terms.filter(pl.col("paper_id") == "p_000").select("term", "occurrences").iter_rows())
+    assert counted["sparse graph"] == 70_000 and counted["graph"] == 70_000
+
+
 def test_terms_do_not_depend_on_the_order_of_the_papers(monkeypatch):
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)
     monkeypatch.setattr(terms, "_STARTS_PER_PART", 300)

@@ -451,9 +451,10 @@ def _replace_by_words(tokens: pl.DataFrame, rows: np.ndarray, expansion: np.ndar
 def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[list[_Counts], pl.Series]:
     """Every run of 1..max_words words inside one chunk, counted per paper.
 
-    Returns ``_count_ngrams``' parts of every length, in order, and the text of each id. An n-gram is numbered by the pair (its first n-1 words' number, its
-    last word), so each occurrence is one integer and each distinct n-gram's text is built once;
-    numbers of each length are offset past those of shorter n-grams: one id space.
+    Returns ``_count_ngrams``' parts of every length, in order, and the text of each id. An
+    n-gram is numbered by the pair (its first n-1 words' number, its last word), so each
+    occurrence is one integer and each distinct n-gram's text is built once; numbers of each
+    length are offset past those of shorter n-grams: one id space.
 
     ``heads`` counts the occurrences that end their chunk. English noun phrases end in their
     head noun, so a candidate that rarely ends a chunk is a modifier ("erroneous") or a cut
@@ -465,6 +466,9 @@ def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tu
     chunk = tokens["chunk"].to_numpy()
     n_tokens, n_lemmas = len(code), len(lemmas)
     starts = np.arange(n_tokens, dtype=np.int32 if n_tokens < 2**31 else np.int64)  # the tokens an n-gram starts at
+    # A count is at most its paper's words: 16 bits hold any abstract's (ingest caps a record at
+    # 20,000 characters), a quarter of each (paper, n-gram) row at 10^6 papers.
+    count_type = np.uint16 if n_tokens == 0 or np.bincount(paper_idx).max() < 2**16 else np.uint32
     number = code  # at each start, the number of the n-gram starting there; here n = 1
     texts = [lemmas]  # per length, the text of each number
     first_id = 0
@@ -487,7 +491,8 @@ def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tu
             if counted:
                 counted[-1].result()
             if len(starts):
-                counted.append(counter.submit(_count_ngrams, paper_idx, chunk, starts, number[starts], first_id, n))
+                counted.append(counter.submit(_count_ngrams, paper_idx, chunk, starts, number[starts], first_id, n,
+                                              count_type))
             first_id += len(texts[-1])
     return [part for length in counted for part in length.result()], pl.concat(texts)
 
@@ -520,7 +525,7 @@ def _number_ngrams(counts: list[_Counts], texts: pl.Series) -> tuple[list[pl.Dat
 
 
 def _count_ngrams(paper_idx: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
-                  first_id: int, n: int) -> list[_Counts]:
+                  first_id: int, n: int, count_type: type) -> list[_Counts]:
     """The n-grams of one length starting at ``starts`` (numbered ``numbers``, offset by ``first_id``)
     as sorted (paper, id) keys, each with its count and the occurrences that end their chunk.
 
@@ -529,13 +534,13 @@ def _count_ngrams(paper_idx: np.ndarray, chunk: np.ndarray, starts: np.ndarray, 
     papers = paper_idx[starts]
     cuts = np.unique(np.searchsorted(papers, papers[::_STARTS_PER_PART]))
     return [
-        _count_part(papers[start:end], chunk, starts[start:end], numbers[start:end], first_id, n)
+        _count_part(papers[start:end], chunk, starts[start:end], numbers[start:end], first_id, n, count_type)
         for start, end in zip(cuts, np.r_[cuts[1:], len(starts)])
     ]
 
 
 def _count_part(papers: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
-                first_id: int, n: int) -> _Counts:
+                first_id: int, n: int, count_type: type) -> _Counts:
     ends = starts + n
     n_tokens = len(chunk)
     head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
@@ -544,8 +549,8 @@ def _count_part(papers: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbe
     packed = pl.Series((papers.astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
     keys = packed >> np.uint64(1)
     firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    counts = np.diff(np.r_[firsts, len(packed)]).astype(np.int32)
-    heads = np.add.reduceat((packed & np.uint64(1)).astype(np.int32), firsts)
+    counts = np.diff(np.r_[firsts, len(packed)]).astype(count_type)
+    heads = np.add.reduceat((packed & np.uint64(1)).astype(count_type), firsts, dtype=count_type)
     return keys[firsts], counts, heads
 
 
@@ -648,8 +653,8 @@ def _weigh(parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFr
         rows = pl.concat([part.slice(ends[index], ends[index + 1] - ends[index]) for part, ends in zip(parts, bounds)])
         pairs = (rows["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | rows["term_idx"].to_numpy()
         in_order = stable_argsort(pairs)
-        chunks.append(_weigh_papers(pairs[in_order], rows["count"].to_numpy()[in_order], first_paper, by_term,
-                                    sub_phrases, max_terms))
+        count = rows["count"].to_numpy()[in_order].astype(np.int32)
+        chunks.append(_weigh_papers(pairs[in_order], count, first_paper, by_term, sub_phrases, max_terms))
     best, linking = ({name: np.concatenate([chunk[part][name] for chunk in chunks]) for name in chunks[0][part]}
                      for part in (0, 1))
     weights = TermWeights(
