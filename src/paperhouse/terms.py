@@ -24,7 +24,7 @@ n-grams, document frequencies, majority long forms, spelling merges) is summed o
 Polars expressions for text, NumPy arrays of integer codes for counting and ranking (words,
 n-grams and (paper, term) pairs are numbered, so counts and ranks are runs of one sorted array).
 Python loops only touch the distinct words (singulars) and the texts that may define an acronym.
-At 10^6 papers the (paper, n-gram) counts, 16 bytes each, are most of the memory.
+At 10^6 papers the (paper, n-gram) counts, 12 bytes each, are most of the memory.
 """
 
 from __future__ import annotations
