@@ -175,11 +175,11 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
     with ThreadPoolExecutor(max_workers=1) as pool:
         definitions = pool.submit(_acronym_definitions, papers)
         capitalised = pool.submit(_capitalised_words, papers)
-        paper_ids = papers["paper_id"].unique().sort()
-        paper_index = pl.DataFrame({"paper_id": paper_ids}).with_row_index("paper_idx")
-        # A paper's position among the sorted ids, as a join with paper_index would give, without
-        # the join's copy of every text.
+        # A paper is numbered by its id's position among the sorted ids: a rank, not a join with the
+        # ids, which would copy every text. The index of ids is read off the numbered rows.
         papers = papers.with_columns(paper_idx=pl.col("paper_id").rank("dense").cast(pl.UInt32) - 1)
+        paper_index = papers.select("paper_idx", "paper_id").unique("paper_idx").sort("paper_idx")
+        paper_ids = paper_index["paper_id"]
         spelled, spellings = _spell(papers)
         definitions, capitalised = definitions.result(), capitalised.result()
     expansions = _expansions(definitions, papers)
