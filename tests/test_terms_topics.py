@@ -1,11 +1,13 @@
 import re
+import weakref
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 from corpus import seed_abstracts
-from paperhouse import terms
+from paperhouse import analysis, terms
+from paperhouse import names as names_module
 from paperhouse.analysis import analyse
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
 from paperhouse.names import extract_method_names
@@ -107,6 +109,22 @@ def test_method_names_are_what_the_paper_introduces():
     assert names.rows() == [
         ("a", "Lorsa", "Low-Rank Sparse Attention"), ("b", "CodeBrain", None), ("c", None, None), ("d", None, None),
         ("e", None, None)]
+
+
+def test_method_names_read_a_batch_at_a_time_equal_those_read_at_once(monkeypatch):
+    # Each of three papers far apart introduces SparseNet: a name three papers write is prior work,
+    # though no batch of two papers holds more than one of them.
+    texts = seed_abstracts()
+    for at in (0, len(texts) // 2, len(texts) - 1):
+        texts[at] = "We propose SparseNet, a sparse network. " + texts[at]
+    corpus = papers(texts).select("paper_id", "text")
+    at_once = extract_method_names(corpus)
+    monkeypatch.setattr(names_module, "_PAPERS_PER_BATCH", 2)
+    batched = extract_method_names(corpus)
+    assert_frame_equal(batched, at_once)
+    assert batched["method_name"].drop_nulls().len() >= 10 and "SparseNet" not in batched["method_name"].to_list()
+    # The control: where two papers write it, it is still this paper's name.
+    assert "SparseNet" in extract_method_names(corpus.slice(0, len(texts) // 2 + 1))["method_name"].to_list()
 
 
 def test_method_names_come_from_every_introducing_verb_and_the_definitions_anywhere_in_the_text():
@@ -247,6 +265,35 @@ def test_empty_corpus_gives_empty_typed_tables():
     model = fit_topics(index.weights)
     assert model.paper_topics.schema == pl.Schema(PAPER_TOPIC_SCHEMA) and model.paper_topics.height == 0
     assert model.topic_terms.schema == pl.Schema(TOPIC_TERM_SCHEMA) and model.topic_terms.height == 0
+
+
+def test_analyse_lets_go_of_the_texts_before_it_counts_the_terms(monkeypatch):
+    # At 10^6 papers the texts are 3.6 GB: held through the counting, they made most of its peak.
+    given, alive_while_counting = [], []
+
+    def read_words(frame: pl.DataFrame) -> terms.PaperWords:
+        given.append(weakref.ref(frame))
+        return terms.read_words(frame)
+
+    def index_words(words: terms.PaperWords) -> terms.TermIndex:
+        alive_while_counting.append(given[0]() is not None)
+        return terms.index_words(words)
+
+    monkeypatch.setattr(analysis, "read_words", read_words)
+    monkeypatch.setattr(analysis, "index_words", index_words)
+    # Handed over, not held: pytest's rewriting of an assert would keep the argument alive.
+    found = analysis.analyse(papers(seed_abstracts()[:40]))
+    assert found.index.terms.height > 0
+    assert alive_while_counting == [False]
+
+
+def test_a_corpus_of_stop_words_and_punctuation_has_no_terms_but_still_analyses():
+    corpus = papers(["We show that it is so.", "It is; and we use them (as they are)!", "42 -- ..."])
+    index = index_terms(corpus)
+    assert index.terms.height == 0 and index.paper_terms.schema == pl.Schema(PAPER_TERM_SCHEMA)
+    analysis = analyse(corpus)
+    assert analysis.model.topics.height == 0 and analysis.similar.height == 0
+    assert analysis.names["paper_id"].to_list() == corpus["paper_id"].to_list()
 
 
 def test_a_corpus_without_phrases_of_the_longest_length_still_gets_every_shorter_term():

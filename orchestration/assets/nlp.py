@@ -15,6 +15,11 @@ _CANONICAL_TEXTS = """
 """
 
 
+def _canonical_texts(warehouse: WarehouseResource) -> pl.DataFrame:
+    with warehouse.build_connection() as con:
+        return read_frame(con, _CANONICAL_TEXTS)
+
+
 def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str]) -> list[AssetSpec]:
     return [
         AssetSpec(["raw", name], deps=deps, description=description, kinds=kinds, owners=OWNERS)
@@ -68,9 +73,7 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
     pool=WRITER_POOL,
 )
 def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource):
-    with warehouse.build_connection() as con:
-        papers = read_frame(con, _CANONICAL_TEXTS)
-    analysis = analyse(papers)
+    analysis = analyse(_canonical_texts(warehouse))  # not held here: analyse frees the texts early
     index, model, neighbours, names = analysis.index, analysis.model, analysis.similar, analysis.names
     with warehouse.build_connection() as con:
         for table, frame in {

@@ -9,7 +9,7 @@ import polars as pl
 
 from paperhouse.names import extract_method_names
 from paperhouse.similar import similar_papers
-from paperhouse.terms import TermIndex, index_terms
+from paperhouse.terms import TermIndex, index_words, read_words
 from paperhouse.topics import TopicModel, fit_topics, import_sklearn
 
 
@@ -38,7 +38,11 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(import_sklearn)
         names = pool.submit(extract_method_names, papers.select("paper_id", "text"))
-        index = index_terms(papers)
+        words = read_words(papers)
+        # The texts are freed once the names are found too, so the counting holds only numbers.
+        # A caller that keeps its own reference keeps them: pass the frame, don't hold it.
+        del papers
+        index = index_words(words)
         topics = pool.submit(fit_topics, index.weights)
         import_sklearn()  # scikit-learn loads the OpenMP runtime that the limit sets
         with threadpool_limits(limits=1, user_api="openmp"):

@@ -8,7 +8,7 @@ capitalised words mid-sentence). Precision comes first: a wrong name on a dashbo
 worse than none, so anything doubtful gives null. Names many papers share ("LLM",
 "Transformer") are prior work, not this paper's contribution.
 
-All papers are read at once with Polars expressions: the text after each introducing verb
+Papers are read a batch at a time with Polars expressions: the text after each introducing verb
 becomes one row per token, and the rules read a token's neighbours within its window. Only
 the texts that write a candidate name next to a parenthesis go through the acronym finder.
 """
@@ -45,11 +45,40 @@ _PLURAL_ACRONYM = r"^[A-Z][A-Za-z0-9\-]*[A-Z]s$"
 _LOWER_CASE_WORD = r"^[a-z][\w\-]*$"
 # Capitalised words that start a phrase without naming anything.
 _NOT_NAMES = "A An The Our This These We In To For Of On With".split()
+_PAPERS_PER_BATCH = 100_000
 
 
 def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl.DataFrame:
-    """``paper_id``, ``text`` -> ``method_name`` (null when none) and its long form when defined."""
-    texts = papers.select("paper_id", text=strip_markup(pl.col("text"))).with_row_index("row")
+    """``paper_id``, ``text`` -> ``method_name`` (null when none) and its long form when defined.
+
+    Papers are read ``_PAPERS_PER_BATCH`` at a time, twice: for the names they introduce, then for
+    how many papers write each name. Every rule reads one paper, so only the count of shared names
+    spans batches; the texts and their tokens are held a batch at a time (at 10^6 papers, all at
+    once, they held 4-5 GB beside the texts)."""
+    batches = [papers.slice(start, _PAPERS_PER_BATCH) for start in range(0, papers.height, _PAPERS_PER_BATCH)]
+    names = pl.concat([_introduced_names(batch) for batch in batches] or [_introduced_names(papers)])
+    # A name written in several papers is something they build on, not what one of them introduces.
+    shared = max(max_shared_papers, int(0.01 * papers.height))
+    found = names["method_name"].drop_nulls().unique().implode()
+    usage = (
+        pl.concat([_papers_writing(batch, found) for batch in batches] or [_papers_writing(papers, found)])
+        .group_by("method_name")
+        .agg(pl.col("papers").sum())
+    )
+    common = pl.col("method_name").is_in(usage.filter(pl.col("papers") > shared)["method_name"].implode())
+    return names.with_columns(
+        method_long_form=pl.when(common).then(None).otherwise("method_long_form"),
+        method_name=pl.when(common).then(None).otherwise("method_name"),
+    ).cast(NAME_SCHEMA)
+
+
+def _stripped(papers: pl.DataFrame) -> pl.DataFrame:
+    return papers.select("paper_id", text=strip_markup(pl.col("text"))).with_row_index("row")
+
+
+def _introduced_names(papers: pl.DataFrame) -> pl.DataFrame:
+    """Each paper's ``NAME_SCHEMA`` row: the first candidate that is not an acronym of a concept."""
+    texts = _stripped(papers)
     candidates = _with_long_forms(_candidate_names(texts), texts)
     introduced = (
         # "mutual information (MI)": an acronym of a concept, not a coined name; a later verb may name one.
@@ -61,25 +90,22 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
         .group_by("row", maintain_order=True)
         .first()
     )
-    names = texts.join(introduced, on="row", how="left", maintain_order="left").select(*NAME_SCHEMA)
-    # A name written in several papers is something they build on, not what one of them introduces.
-    shared = max(max_shared_papers, int(0.01 * papers.height))
-    found = names["method_name"].drop_nulls().unique().implode()
+    return texts.join(introduced, on="row", how="left", maintain_order="left").select(*NAME_SCHEMA).cast(NAME_SCHEMA)
+
+
+def _papers_writing(papers: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
+    """``method_name``, ``papers``: how many of the papers write each of ``names``."""
     # One Aho-Corasick pass over each text finds every name in it (a cross join would be papers x names).
     # Eager on purpose: run lazily, Polars' default engine made extract_many 20 times slower at 100k papers.
-    usage = (
-        texts.select("row", method_name=pl.col("text").str.extract_many(found, overlapping=True))
+    return (
+        _stripped(papers)
+        .select("row", method_name=pl.col("text").str.extract_many(names, overlapping=True))
         .explode("method_name")
         .drop_nulls()
         .unique()
         .group_by("method_name")
-        .agg(papers=pl.len())
+        .agg(papers=pl.len().cast(pl.UInt32))
     )
-    common = pl.col("method_name").is_in(usage.filter(pl.col("papers") > shared)["method_name"].implode())
-    return names.with_columns(
-        method_long_form=pl.when(common).then(None).otherwise("method_long_form"),
-        method_name=pl.when(common).then(None).otherwise("method_name"),
-    ).cast(NAME_SCHEMA)
 
 
 def _candidate_names(texts: pl.DataFrame) -> pl.DataFrame:

@@ -147,6 +147,12 @@ class TermIndex:
     weights: TermWeights  # each paper's weights on its best shared terms
 
 
+_EMPTY_INDEX = TermIndex(
+    pl.DataFrame(schema=TERM_SCHEMA), pl.DataFrame(schema=PAPER_TERM_SCHEMA), pl.DataFrame(schema=ALIAS_SCHEMA),
+    TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str)),
+)
+
+
 def singular(word: str) -> str:
     """A conservative English singular: wrong guesses hurt more than missed ones."""
     last = word.rsplit("-", 1)[-1]
@@ -166,10 +172,23 @@ def singular(word: str) -> str:
 
 def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_TERMS_PER_PAPER) -> TermIndex:
     """``paper_id``, ``text`` (as written) and ``normalized_text`` of each paper -> its ranked terms."""
-    if papers.height == 0:
-        return TermIndex(pl.DataFrame(schema=TERM_SCHEMA), pl.DataFrame(schema=PAPER_TERM_SCHEMA),
-                         pl.DataFrame(schema=ALIAS_SCHEMA),
-                         TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str)))
+    return index_words(read_words(papers), max_words, max_terms)
+
+
+@dataclass(frozen=True)
+class PaperWords:
+    """What the terms need of the texts, read in one pass: the words as numbers of their spellings.
+    Once it is read the texts can go: at 10^6 papers they are 3.6 GB, these a third of that."""
+
+    paper_index: pl.DataFrame  # ``paper_idx``, ``paper_id``: a paper's number is its id's rank
+    spelled: list[pl.DataFrame]  # ``_spell``'s batches; ``index_words`` empties it as it codes them
+    spellings: pl.DataFrame  # ``_spell``'s spellings
+    expansions: pl.DataFrame  # ``_expansions``: the acronyms to expand
+    capitalised: pl.Series  # ``_capitalised_words``
+
+
+def read_words(papers: pl.DataFrame) -> PaperWords:
+    """``paper_id``, ``text`` (as written) and ``normalized_text`` of each paper -> its words in codes."""
     # Acronym definitions are found by a Python loop over the texts that may hold one: on a second
     # thread it runs while the tokeniser's Polars work, which leaves the interpreter free, runs here.
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -179,12 +198,20 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
         # ids, which would copy every text. The index of ids is read off the numbered rows.
         papers = papers.with_columns(paper_idx=pl.col("paper_id").rank("dense").cast(pl.UInt32) - 1)
         paper_index = papers.select("paper_idx", "paper_id").unique("paper_idx").sort("paper_idx")
-        paper_ids = paper_index["paper_id"]
         spelled, spellings = _spell(papers)
-        definitions, capitalised = definitions.result(), capitalised.result()
-    expansions = _expansions(definitions, papers)
-    acronyms = _acronym_codes(expansions, spellings["lemma"].unique().sort(), paper_index)
-    tokens = _tokens(spelled, spellings, acronyms)
+        expansions = _expansions(definitions.result(), papers)
+        return PaperWords(paper_index, spelled, spellings, expansions, capitalised.result())
+
+
+def index_words(words: PaperWords, max_words: int = 4, max_terms: int = MAX_TERMS_PER_PAPER) -> TermIndex:
+    """The papers' words (``read_words``) -> their ranked terms."""
+    if words.spellings.height == 0:  # no papers, or papers without a word
+        return _EMPTY_INDEX
+    paper_ids, spellings, expansions = words.paper_index["paper_id"], words.spellings, words.expansions
+    acronyms = _acronym_codes(expansions, spellings["lemma"].unique().sort(), words.paper_index)
+    tokens = _tokens(words.spelled, spellings, acronyms)
+    if tokens.height == 0:  # nothing but stop words and punctuation
+        return _EMPTY_INDEX
     counts, texts = _ngram_counts(tokens, acronyms.lemmas, max_words)
     del tokens  # 12 bytes per word of the corpus: gone before the counts become frames
     parts, vocabulary = _number_ngrams(counts, texts)
@@ -202,7 +229,7 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
     terms = terms.with_columns(
         kind=pl.when(pl.col("term").str.contains(r"[ -]"))
         .then(pl.lit("phrase"))
-        .when(pl.col("term").is_in(capitalised.implode()))
+        .when(pl.col("term").is_in(words.capitalised.implode()))
         .then(pl.lit("acronym"))
         .otherwise(pl.lit("word"))
     )
@@ -238,7 +265,7 @@ def _spell(papers: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame]:
     batch at a time: each batch is split once and its spellings are numbered in the order they
     first appear."""
     spelled, numbered = [], pl.DataFrame(schema={"token": pl.String, "spelling": pl.UInt32})
-    for start in range(0, papers["paper_idx"].max() + 1, _PAPERS_PER_CHUNK):
+    for start in range(0, papers.height, _PAPERS_PER_CHUNK):  # a dense rank: paper_idx < height
         batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
         pieces = _pieces(batch).collect()
         new = pieces.select(pl.col("token").unique(maintain_order=True)).join(numbered, on="token", how="anti")
@@ -308,9 +335,12 @@ def _normalise_phrase(phrase: pl.Expr) -> pl.Expr:
 
 def _acronym_definitions(papers: pl.DataFrame) -> pl.DataFrame:
     """``paper_id``, ``alias`` (as written), ``key`` (its token), ``lemmas`` (the long form's words)."""
+    # A batch at a time: the texts that may define an acronym are most texts, and filtering copies them.
     rows = [
         (paper_id, definition.short_form, definition.long_form)
-        for paper_id, text in papers.filter(pl.col("text").str.contains(POSSIBLE_DEFINITION))
+        for start in range(0, papers.height, _PAPERS_PER_CHUNK)
+        for paper_id, text in papers.slice(start, _PAPERS_PER_CHUNK)
+        .filter(pl.col("text").str.contains(POSSIBLE_DEFINITION))
         .select("paper_id", "text")
         .iter_rows()
         for definition in find_definitions(text)
