@@ -287,6 +287,13 @@ def test_analyse_lets_go_of_the_texts_before_it_counts_the_terms(monkeypatch):
     assert alive_while_counting == [False]
 
 
+def test_a_word_that_ends_its_noun_phrases_outweighs_one_that_only_modifies():
+    # Same counts, same papers: only "supervision" ends the chunk "erroneous supervision".
+    ranked = index_terms(papers(["Erroneous supervision.", "Erroneous supervision.", "Graph kernels."])).paper_terms
+    weight = dict(ranked.filter(pl.col("paper_id") == "p_000").select("term", "weight").iter_rows())
+    assert weight["supervision"] > 2 * weight["erroneous"] > 0
+
+
 def test_a_corpus_of_stop_words_and_punctuation_has_no_terms_but_still_analyses():
     corpus = papers(["We show that it is so.", "It is; and we use them (as they are)!", "42 -- ..."])
     index = index_terms(corpus)

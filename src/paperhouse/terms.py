@@ -284,13 +284,13 @@ def _spell(papers: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame]:
 
 def _tokens(spelled: list[pl.DataFrame], spellings: pl.DataFrame, acronyms: _AcronymCodes) -> pl.DataFrame:
     """One row per word of every paper, in order, acronyms expanded: ``paper_idx``, ``code`` (its
-    lemma's position in ``acronyms.lemmas``) and ``chunk``, the stop-word-free run it belongs to
-    (neighbouring words of two chunks, or of two papers, never share a number).
+    lemma's position in ``acronyms.lemmas``) and ``starts_chunk``: whether the word starts a
+    stop-word-free run, as a paper's first word always does.
 
-    ``spelled`` is emptied as its batches are coded: it and the result are 8 and 12 bytes per word."""
+    ``spelled`` is emptied as its batches are coded: it and the result are 8 bytes per word each."""
     spellings = spellings.with_columns(code=_position_in(pl.col("lemma"), acronyms.lemmas))
     flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
-    coded, first_chunk = [], 0
+    coded = []
     while spelled:
         tokens = (
             spelled.pop(0).lazy()
@@ -298,16 +298,15 @@ def _tokens(spelled: list[pl.DataFrame], spellings: pl.DataFrame, acronyms: _Acr
             .with_columns(
                 is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
             )
-            # Chunks are numbered on from the last batch's: a chunk number is never two papers'.
-            .with_columns(chunk=(pl.col("is_break") | pl.col("starts_paper")).cum_sum().cast(pl.Int64) + first_chunk)
+            .with_columns(chunk=(pl.col("is_break") | pl.col("starts_paper")).cum_sum())
             .filter(~pl.col("is_break"))
-            .select("paper_idx", code=pl.lit(spellings["code"]).gather(pl.col("spelling")), chunk="chunk")
+            .select(
+                "paper_idx",
+                code=pl.lit(spellings["code"]).gather(pl.col("spelling")),
+                starts_chunk=pl.col("chunk") != pl.col("chunk").shift(1, fill_value=-1),
+            )
             .collect()
         )
-        if tokens.height:
-            first_chunk = tokens["chunk"].max() + 1
-        # Only neighbours' chunk numbers are compared, so they may wrap past 2**32 (at 10^7 papers).
-        tokens = tokens.with_columns(pl.col("chunk").cast(pl.UInt32, wrap_numerical=True))
         coded.append(_expand_acronyms(tokens, acronyms))
     return pl.concat(coded)
 
@@ -470,12 +469,12 @@ def _replace_by_words(tokens: pl.DataFrame, rows: np.ndarray, expansion: np.ndar
     n_words = counts[rows]
     within = np.arange(n_words.sum()) - np.repeat(np.cumsum(n_words) - n_words, n_words)
     first = np.cumsum(counts) - counts  # each token's first row in the output
-    code[np.repeat(first[rows], n_words) + within] = flat[np.repeat(offsets[expansion], n_words) + within]
-    return pl.DataFrame({
-        "paper_idx": np.repeat(tokens["paper_idx"].to_numpy(), counts),
-        "code": code,
-        "chunk": np.repeat(tokens["chunk"].to_numpy(), counts),
-    })
+    replaced = np.repeat(first[rows], n_words) + within
+    code[replaced] = flat[np.repeat(offsets[expansion], n_words) + within]
+    starts_chunk = np.repeat(tokens["starts_chunk"].to_numpy(), counts)
+    starts_chunk[replaced[within > 0]] = False  # a long form's later words continue the acronym's chunk
+    return pl.DataFrame({"paper_idx": np.repeat(tokens["paper_idx"].to_numpy(), counts), "code": code,
+                         "starts_chunk": starts_chunk})
 
 
 def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[list[_Counts], pl.Series]:
@@ -493,35 +492,38 @@ def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tu
     # 32-bit arrays, widened only for the arithmetic: each is one word per word of the corpus.
     paper_idx = tokens["paper_idx"].to_numpy()
     code = tokens["code"].to_numpy()
-    chunk = tokens["chunk"].to_numpy()
+    starts_chunk = tokens["starts_chunk"].to_numpy()
     n_tokens, n_lemmas = len(code), len(lemmas)
     starts = np.arange(n_tokens, dtype=np.int32 if n_tokens < 2**31 else np.int64)  # the tokens an n-gram starts at
     # A count is at most its paper's words: 16 bits hold any abstract's (ingest caps a record at
     # 20,000 characters), a quarter of each (paper, n-gram) row at 10^6 papers.
     count_type = np.uint16 if n_tokens == 0 or np.bincount(paper_idx).max() < 2**16 else np.uint32
-    number = code  # at each start, the number of the n-gram starting there; here n = 1
+    number = code  # the number of the n-gram at each start; here n = 1
     texts = [lemmas]  # per length, the text of each number
     first_id = 0
     # Lengths are numbered one at a time, and each length is counted on a second thread while the
     # next is numbered (NumPy leaves the interpreter free on whole arrays); a length waits for the
-    # one before it to be counted, so no more than two lengths' occurrences (8 bytes per word of
-    # the corpus each) are held.
+    # one before it to be counted, so no more than two lengths' starts and numbers (8 bytes per
+    # word of the corpus each) are held.
     counted = []  # per length, its counting
     with ThreadPoolExecutor(max_workers=1) as counter:
         for n in range(1, max_words + 1):
             if n > 1:
-                starts = starts[starts + n - 1 < n_tokens]
-                starts = starts[chunk[starts + n - 1] == chunk[starts]]
-                pair = number[starts].astype(np.int64) * n_lemmas + code[starts + n - 1]
-                distinct, number_at_starts = dense_codes(pair)
-                number = np.zeros(n_tokens, dtype=np.uint32)
-                number[starts] = number_at_starts
-                del pair, number_at_starts
+                # An n-gram is an (n-1)-gram whose next word continues its chunk.
+                last = starts + n - 1
+                longer = last < n_tokens
+                longer[longer] = ~starts_chunk[last[longer]]
+                del last
+                starts = starts[longer]
+                pair = number[longer].astype(np.int64) * n_lemmas + code[starts + n - 1]
+                del longer, number
+                distinct, number = dense_codes(pair)
+                del pair
                 texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
             if counted:
                 counted[-1].result()
             if len(starts):
-                counted.append(counter.submit(_count_ngrams, paper_idx, chunk, starts, number[starts], first_id, n,
+                counted.append(counter.submit(_count_ngrams, paper_idx, starts_chunk, starts, number, first_id, n,
                                               count_type))
             first_id += len(texts[-1])
     return [part for length in counted for part in length.result()], pl.concat(texts)
@@ -554,26 +556,28 @@ def _number_ngrams(counts: list[_Counts], texts: pl.Series) -> tuple[list[pl.Dat
     return frames, pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
 
 
-def _count_ngrams(paper_idx: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
+def _count_ngrams(paper_idx: np.ndarray, starts_chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
                   first_id: int, n: int, count_type: type) -> list[_Counts]:
     """The n-grams of one length starting at ``starts`` (numbered ``numbers``, offset by ``first_id``)
     as sorted (paper, id) keys, each with its count and the occurrences that end their chunk.
 
     Starts ascend, and their papers with them, so they are counted ``_STARTS_PER_PART`` at a time,
     cut between papers: each part's keys follow the last's, and a sort's working arrays are a part's."""
-    papers = paper_idx[starts]
-    cuts = np.unique(np.searchsorted(papers, papers[::_STARTS_PER_PART]))
+    # A cut every _STARTS_PER_PART starts, moved back to the first start of that start's paper.
+    first_tokens = np.searchsorted(paper_idx, paper_idx[starts[::_STARTS_PER_PART]])
+    cuts = np.unique(np.searchsorted(starts, first_tokens))
     return [
-        _count_part(papers[start:end], chunk, starts[start:end], numbers[start:end], first_id, n, count_type)
+        _count_part(paper_idx[starts[start:end]], starts_chunk, starts[start:end], numbers[start:end], first_id, n,
+                    count_type)
         for start, end in zip(cuts, np.r_[cuts[1:], len(starts)])
     ]
 
 
-def _count_part(papers: np.ndarray, chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
+def _count_part(papers: np.ndarray, starts_chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
                 first_id: int, n: int, count_type: type) -> _Counts:
     ends = starts + n
-    n_tokens = len(chunk)
-    head = (ends >= n_tokens) | (chunk[np.minimum(ends, n_tokens - 1)] != chunk[starts])
+    n_tokens = len(starts_chunk)
+    head = (ends >= n_tokens) | starts_chunk[np.minimum(ends, n_tokens - 1)]
     ids = numbers.astype(np.uint64) + np.uint64(first_id)
     # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
     packed = pl.Series((papers.astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
