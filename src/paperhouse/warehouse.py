@@ -31,6 +31,11 @@ RAW_SCHEMA = "raw"
 # What `paperhouse query` and `paperhouse check` open: read-only, no files outside the warehouse
 # (no COPY TO, ATTACH, read_csv or extension installs), and settings the SQL cannot change back.
 READER_CONFIG = {"enable_external_access": False, "lock_configuration": True}
+# DuckDB's cache of blocks and its operators' memory, per process (dbt's too: profiles.yml). Its
+# default, 80% of the machine, let a cache of blocks already on disk grow beside the frames of a
+# step: within one transaction, ingesting 5 * 10^5 records held 1 GB of them. Operators past the
+# limit spill to disk.
+MEMORY_LIMIT = "2GB"
 _COPY_CHUNK = 1 << 20
 # Row groups of what paperhouse writes: half DuckDB's default (122,880 rows). A transaction's
 # appends to a table that stay below one row group go through the write-ahead log, and are
@@ -44,14 +49,15 @@ log = logging.getLogger(__name__)
 @contextmanager
 def connect(database: Path, read_only: bool = False, config: dict | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection that is always closed, so no lock outlives the block that needed it."""
+    config = {"memory_limit": MEMORY_LIMIT} | (config or {})
     if read_only:
         if not database.exists():
             raise FileNotFoundError(f"no warehouse at {database}: run `paperhouse run` first")
-        con = duckdb.connect(str(database), read_only=True, config=config or {})
+        con = duckdb.connect(str(database), read_only=True, config=config)
     else:
         database.parent.mkdir(parents=True, exist_ok=True)
         # Attached rather than opened, for the row group size; named as opening it would name it.
-        con = duckdb.connect(config=config or {})
+        con = duckdb.connect(config=config)
         con.execute(f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})")
         con.execute(f"use {sql_identifier(database.stem)}")
     try:
