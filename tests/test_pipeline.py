@@ -291,14 +291,14 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
 
     from paperhouse import analysis, cli
 
-    real_index = analysis.index_terms
+    real_index = analysis.index_words
 
-    def index_missing_a_term(papers):
-        index = real_index(papers)
+    def index_missing_a_term(words):
+        index = real_index(words)
         ranked_first = index.paper_terms["term"][0]
         return dataclasses.replace(index, terms=index.terms.filter(pl.col("term") != ranked_first))
 
-    monkeypatch.setattr(analysis, "index_terms", index_missing_a_term)
+    monkeypatch.setattr(analysis, "index_words", index_missing_a_term)
     warehouse = tmp_path / "warehouse.duckdb"
     code = cli.main(["run", "--seeds", str(SEEDS), "--warehouse", str(warehouse)])
     stderr = capsys.readouterr().err
