@@ -5,13 +5,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import duckdb
+import polars as pl
 from dagster import ConfigurableResource, DagsterRunStatus, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from orchestration.dbt_runner import dbt_worker
 from paperhouse import locking, quality
 from paperhouse.settings import DBT_PROJECT_DIR, Paths, resolve_paths
-from paperhouse.warehouse import connect, prepare_build_database, remove_stale_files
+from paperhouse.warehouse import connect, prepare_build_database, read_frame, remove_stale_files
 
 
 class WarehouseResource(ConfigurableResource):
@@ -46,6 +47,13 @@ class WarehouseResource(ConfigurableResource):
     def build_connection(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         with connect(self.paths.build_database, read_only=read_only) as con:
             yield con
+
+    def read_frame(self, sql: str, large: tuple[str, ...] = ()) -> pl.DataFrame:
+        """A query's result (``paperhouse.warehouse.read_frame``), on a connection closed before it
+        returns: an open connection keeps the blocks it read cached (1.1 GB for 10^6 records' texts)
+        under whatever the step computes next."""
+        with self.build_connection() as con:
+            return read_frame(con, sql, large=large)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         if context.run is None:  # a sensor or schedule evaluation: it only reads the seeds folder

@@ -93,6 +93,8 @@ def test_texts_and_pairs_taken_in_small_batches_give_the_same_papers(monkeypatch
 
     monkeypatch.setattr(dedup, "SIGNATURE_BATCH", 7)
     monkeypatch.setattr(dedup, "_PAIRS_PER_CHUNK", 3)
+    monkeypatch.setattr(dedup, "_KEYS_PER_SLICE", 5)
+    assert dedup._text_hashes(keys.to_series()).to_list() == [dedup.text_hash(key) for key in keys.to_series()]
     batched_signature, batched_sizes = dedup._signatures(keys.to_series(), dedup.DedupParams())
     assert (batched_signature == signature).all() and (batched_sizes == sizes).all()
     assert_frame_equal(dedup._promising(pairs, signature, sizes, dedup.DedupParams()), promising)

@@ -307,3 +307,31 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
     assert "marts/paper_terms:relationships_paper_terms_term_id__term_id__ref_terms_" in stderr
     assert "failed: expect_" not in stderr  # no suite failed: dbt alone caught it
     assert not warehouse.exists()  # not published
+
+
+def test_dedup_and_analysis_compute_with_the_build_database_closed(tmp_path, monkeypatch, capsys):
+    """A connection left open keeps the blocks it read cached (1.1 GB for 10^6 texts) under the
+    step's own memory; closed, another process can open the build database for writing."""
+    import orchestration.assets.dedup as dedup_asset
+    import orchestration.assets.nlp as nlp_asset
+    from paperhouse import cli
+
+    build = tmp_path / ".warehouse.duckdb.build" / "warehouse.duckdb"
+    opens_elsewhere = []
+
+    def probe() -> None:
+        opener = subprocess.run([sys.executable, "-c", f"import duckdb; duckdb.connect({str(build)!r}).close()"],
+                                capture_output=True, text=True)
+        opens_elsewhere.append(opener.returncode == 0 or opener.stderr[-300:])
+
+    real_assign = dedup_asset.assign_papers
+    monkeypatch.setattr(dedup_asset, "assign_papers", lambda records: probe() or real_assign(records))
+
+    def analyse_and_stop(papers):
+        probe()
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(nlp_asset, "analyse", analyse_and_stop)
+    assert cli.main(["run", "--seeds", str(SEEDS), "--warehouse", str(tmp_path / "warehouse.duckdb")]) != 0
+    assert "stop here" in capsys.readouterr().err
+    assert opens_elsewhere == [True, True]

@@ -9,7 +9,7 @@ from orchestration.resources import WarehouseResource
 from paperhouse import registry
 from paperhouse.dedup import assign_papers
 from paperhouse.faults import failpoint
-from paperhouse.warehouse import read_frame, write_table
+from paperhouse.warehouse import write_table
 
 
 _ACCEPTED_RECORDS = """
@@ -50,12 +50,12 @@ _ACCEPTED_RECORDS = """
 def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:
         known = registry.load(con)
-        # Not bound to a name here: assign_papers holds the only reference to the records, and drops
-        # their texts once it has keyed them (1.7 GB at 10^6 records).
-        resolution = registry.resolve(
-            assign_papers(read_frame(con, _ACCEPTED_RECORDS)), known, context.run.run_id, datetime.now(timezone.utc)
-        )
-        assignments = resolution.assignments
+    # Not bound to a name here: assign_papers holds the only reference to the records, and drops
+    # their texts once it has keyed them (1.7 GB at 10^6 records).
+    assigned = assign_papers(warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",)))
+    resolution = registry.resolve(assigned, known, context.run.run_id, datetime.now(timezone.utc))
+    assignments = resolution.assignments
+    with warehouse.build_connection() as con:
         # Assignments and the registry entries naming them change together or not at all.
         con.begin()
         write_table(con, "paper_assignments", assignments)

@@ -5,7 +5,7 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse.analysis import analyse
-from paperhouse.warehouse import read_frame, write_table
+from paperhouse.warehouse import write_table
 
 _CANONICAL_TEXTS = """
     select assignments.paper_id, records.text, records.normalized_text
@@ -13,11 +13,6 @@ _CANONICAL_TEXTS = """
     inner join raw.source_records as records using (source_file, record_no)
     where assignments.match_kind = 'canonical'
 """
-
-
-def _canonical_texts(warehouse: WarehouseResource) -> pl.DataFrame:
-    with warehouse.build_connection() as con:
-        return read_frame(con, _CANONICAL_TEXTS)
 
 
 def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str]) -> list[AssetSpec]:
@@ -73,7 +68,8 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
     pool=WRITER_POOL,
 )
 def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource):
-    analysis = analyse(_canonical_texts(warehouse))  # not held here: analyse frees the texts early
+    # Not held here: analyse frees the texts early.
+    analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text", "normalized_text")))
     index, model, neighbours, names = analysis.index, analysis.model, analysis.similar, analysis.names
     with warehouse.build_connection() as con:
         for table, frame in {

@@ -146,8 +146,23 @@ def append_rows(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame,
         )
 
 
-def read_frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None) -> pl.DataFrame:
-    return con.execute(sql, parameters or []).pl()
+def read_frame(
+    con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None, large: tuple[str, ...] = ()
+) -> pl.DataFrame:
+    """The query's result as a frame.
+
+    DuckDB hands it over as Arrow batches, and a batch's memory goes back only when every column
+    of it is gone: ids kept after the texts are dropped would keep the texts (10^6 records: 1.8 GB
+    held through the whole dedup). So every column but the ``large`` ones a caller drops early is
+    copied into memory of its own.
+    """
+    frame = con.execute(sql, parameters or []).pl()
+    return frame.with_columns(_copied(frame[name]) for name in frame.columns if large and name not in large)
+
+
+def _copied(column: pl.Series) -> pl.Series:
+    arrow = column.to_arrow()
+    return pl.Series(column.name, pa.concat_arrays([arrow, arrow[:0]]))  # concatenating copies, even one array
 
 
 class BuildDatabaseLocked(RuntimeError):
