@@ -1,4 +1,5 @@
 import re
+import time
 import weakref
 
 import polars as pl
@@ -275,16 +276,36 @@ def test_analyse_lets_go_of_the_texts_before_it_counts_the_terms(monkeypatch):
         given.append(weakref.ref(frame))
         return terms.read_words(frame)
 
+    def slow_method_names(frame: pl.DataFrame) -> pl.DataFrame:
+        given.append(weakref.ref(frame))
+        time.sleep(0.5)  # slower than the terms' reading, as at 10^6: the counting waits for the names
+        return extract_method_names(frame)
+
     def index_words(words: terms.PaperWords) -> terms.TermIndex:
-        alive_while_counting.append(given[0]() is not None)
+        alive_while_counting.append([ref() is not None for ref in given])
         return terms.index_words(words)
 
     monkeypatch.setattr(analysis, "read_words", read_words)
+    monkeypatch.setattr(analysis, "extract_method_names", slow_method_names)
     monkeypatch.setattr(analysis, "index_words", index_words)
     # Handed over, not held: pytest's rewriting of an assert would keep the argument alive.
     found = analysis.analyse(papers(seed_abstracts()[:40]))
     assert found.index.terms.height > 0
-    assert alive_while_counting == [False]
+    assert alive_while_counting == [[False, False]]
+
+
+def test_the_counts_are_let_go_before_the_weighed_chunks_are_joined(monkeypatch):
+    # At 10^6 papers the counts are 2.5 GB: held while the chunks were joined, they made the weighing's peak.
+    weighed_parts = []
+
+    def weigh(parts, *args):
+        weighed_parts.append(parts)
+        return real_weigh(parts, *args)
+
+    real_weigh = terms._weigh
+    monkeypatch.setattr(terms, "_weigh", weigh)
+    assert index_terms(papers(seed_abstracts()[:40])).paper_terms.height > 0
+    assert weighed_parts == [[]]
 
 
 def test_a_word_that_ends_its_noun_phrases_outweighs_one_that_only_modifies():
