@@ -9,7 +9,7 @@ from corpus import REPO
 
 # Names that may be formatted into SQL: code constants and identifiers read from DuckDB's catalog
 # (column_declarations: names and types from a table's schema in the code).
-SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "table", "schema", "key_columns",
+SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "STAGING_TABLE", "table", "schema", "key_columns",
                    "column_declarations"}
 SQL_CONSTANTS = {"ROW_GROUP_ROWS"}  # module constants, never data
 # Escaped by paperhouse.warehouse, where DuckDB takes no parameters (ATTACH, USE, COPY TO).
