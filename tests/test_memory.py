@@ -92,7 +92,8 @@ parse_cache._CacheWriter.flush = append_and_measure
 with connect(Path(sys.argv[2])) as con:
     parse_cache.ingest(con, Path(sys.argv[1]))
     rows = con.execute("select count(*) from raw.source_records").fetchone()[0]
-print(rows, after_append[0], max(after_append))
+third = len(after_append) // 3  # means over the first and the last third: one sample is noisy
+print(rows, sum(after_append[:third]) / third, sum(after_append[-third:]) / third)
 """
 
 
@@ -110,7 +111,8 @@ def test_ingest_holds_an_append_of_parsed_rows_not_the_folder(tmp_path: Path):
     text_gb = sum(path.stat().st_size for path in folder.iterdir()) / 1e9
     result = subprocess.run([sys.executable, "-c", _INGEST_A_FOLDER, str(folder), str(tmp_path / "build.duckdb")],
                             capture_output=True, text=True, check=True)
-    rows, first, most = result.stdout.split()[-3:]  # DuckDB may print a progress bar before
+    rows, early, late = result.stdout.split()[-3:]  # DuckDB may print a progress bar before
     assert int(rows) == 240_000
-    # Held, the appended batches grew the process by about twice their text.
-    assert float(most) - float(first) < text_gb / 2, (text_gb, first, most)
+    # Held, the appended batches grew the process by about twice their text (0.5 GB here between
+    # the thirds); staged, it stays flat within about 0.05 GB.
+    assert float(late) - float(early) < text_gb / 2, (text_gb, early, late)
