@@ -1,7 +1,8 @@
 import numpy as np
+import polars as pl
 import pytest
 
-from paperhouse.arrays import dense_codes, sorted_unique, stable_argsort
+from paperhouse.arrays import dense_codes, slices, sorted_unique, stable_argsort
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 1000])
@@ -25,3 +26,13 @@ def test_dense_codes_are_numpys_unique_and_inverse(size, dtype):
     expected_distinct, expected_codes = np.unique(values, return_inverse=True)
     assert np.array_equal(distinct, expected_distinct) and distinct.dtype == values.dtype
     assert np.array_equal(codes, expected_codes)
+
+
+@pytest.mark.parametrize("height", [0, 1, 6, 7])
+def test_slices_cover_every_row_in_order_and_empty_data_is_one_typed_slice(height):
+    frame = pl.DataFrame({"n": range(height)}, schema={"n": pl.UInt32})
+    parts = slices(frame, 3)
+    expected = {0: [0], 1: [1], 6: [3, 3], 7: [3, 3, 1]}[height]
+    assert [part.height for part in parts] == expected
+    assert pl.concat(parts).equals(frame)  # the type too, when there are no rows
+    assert [len(part) for part in slices(frame["n"], 3)] == [part.height for part in parts]

@@ -8,12 +8,24 @@ import yaml
 
 from paperhouse.warehouse import MEMORY_LIMIT, connect
 
+# Each measurement runs in a fresh process, whose resident memory is its own.
+_RSS = '''
+def rss_gb():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 1e9
+'''
+
+
+def _measure(script: str, *args: str, env: dict | None = None) -> list[str]:
+    """The words a script printed last, run with ``rss_gb()`` defined (DuckDB may print a progress bar before)."""
+    result = subprocess.run([sys.executable, "-c", _RSS + script, *args], capture_output=True, text=True, check=True,
+                            env=env)
+    return result.stdout.splitlines()[-1].split()
+
+
 _FREE_A_FRAME = """
 import time
 import orchestration  # as `dagster dev` loads the definitions
 import polars as pl
-def rss_gb():
-    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 1e9
 frame = pl.DataFrame({"x": pl.int_range(0, 50_000_000, eager=True)}).with_columns(y=pl.col("x") * 2)
 held = rss_gb()
 del frame
@@ -24,8 +36,7 @@ print(held, rss_gb())
 
 def test_memory_polars_frees_is_handed_back_to_the_system_at_once():
     env = {"PATH": "/usr/bin:/bin"}  # no _RJEM_MALLOC_CONF from outside
-    held, after = map(float, subprocess.run([sys.executable, "-c", _FREE_A_FRAME], capture_output=True, text=True,
-                                            check=True, env=env).stdout.split())
+    held, after = map(float, _measure(_FREE_A_FRAME, env=env))
     assert held > 0.7 and after < held - 0.6, (held, after)
 
 
@@ -42,8 +53,6 @@ import sys, time
 import paperhouse  # the allocator setting, as every entry point has it
 import duckdb
 from paperhouse.warehouse import read_frame
-def rss_gb():
-    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 1e9
 con = duckdb.connect()
 sql = ("select 'file ' || (i % 7) as source_file, i as record_no, repeat('lorem ipsum ', 80) || i as text"
        " from range(600000) t(i)")
@@ -57,17 +66,11 @@ print(held, rss_gb())
 """
 
 
-def _rss_before_and_after_dropping_the_texts(large: str) -> tuple[float, float]:
-    result = subprocess.run([sys.executable, "-c", _DROP_THE_TEXTS, large], capture_output=True, text=True, check=True)
-    held, after = map(float, result.stdout.split())
-    return held, after
-
-
 def test_ids_read_beside_texts_let_the_texts_go_when_they_are_dropped():
-    held, after = _rss_before_and_after_dropping_the_texts("large")
+    held, after = map(float, _measure(_DROP_THE_TEXTS, "large"))
     assert held > 0.5 and after < held - 0.4, (held, after)  # about 0.6 GB of texts
     # Read as DuckDB hands them over, the ids keep their batch's texts alive: what the copy is for.
-    held, after = _rss_before_and_after_dropping_the_texts("shared")
+    held, after = map(float, _measure(_DROP_THE_TEXTS, "shared"))
     assert after > held - 0.1, (held, after)
 
 
@@ -77,8 +80,6 @@ from pathlib import Path
 import paperhouse
 from paperhouse import ingest, parse_cache, warehouse
 from paperhouse.warehouse import connect
-def rss_gb():
-    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 1e9
 # Small row groups, appends and parse batches: the folder is 30 appends.
 warehouse.ROW_GROUP_ROWS, parse_cache.APPEND_ROWS, ingest._BATCH_BYTES = 4_096, 8_192, 1 << 20
 after_append = []
@@ -109,9 +110,7 @@ def test_ingest_holds_an_append_of_parsed_rows_not_the_folder(tmp_path: Path):
         paragraphs = (f"{abstracts[(file * 10_000 + i) % len(abstracts)]} Variant {file}-{i}." for i in range(10_000))
         (folder / f"list_{file:02}.txt").write_text("ICLR 2026 Papers\n\n" + "\n\n".join(paragraphs) + "\n")
     text_gb = sum(path.stat().st_size for path in folder.iterdir()) / 1e9
-    result = subprocess.run([sys.executable, "-c", _INGEST_A_FOLDER, str(folder), str(tmp_path / "build.duckdb")],
-                            capture_output=True, text=True, check=True)
-    rows, early, late = result.stdout.split()[-3:]  # DuckDB may print a progress bar before
+    rows, early, late = _measure(_INGEST_A_FOLDER, str(folder), str(tmp_path / "build.duckdb"))
     assert int(rows) == 240_000
     # Held, the appended batches grew the process by about twice their text (0.5 GB here between
     # the thirds); staged, it stays flat within about 0.05 GB.

@@ -1,9 +1,13 @@
-"""NumPy helpers shared by the stages that work on integer codes (dedup, terms)."""
+"""NumPy and Polars helpers shared by the stages (dedup, terms, names)."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import polars as pl
+
+Sliceable = TypeVar("Sliceable", pl.DataFrame, pl.Series)
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:
@@ -38,3 +42,10 @@ def stable_argsort(values: np.ndarray) -> np.ndarray:
     return pl.DataFrame({"value": values}).with_row_index("position").sort("value", maintain_order=True)[
         "position"
     ].to_numpy()
+
+
+def slices(data: Sliceable, size: int) -> list[Sliceable]:
+    """``data`` cut into consecutive slices of ``size`` rows (views, no copies), to hold one slice's
+    work at a time. At least one slice, empty for empty ``data``, so results concatenated over the
+    slices keep their types."""
+    return [data.slice(start, size) for start in range(0, max(len(data), 1), size)]

@@ -29,7 +29,7 @@ import polars as pl
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from paperhouse.arrays import dense_codes, sorted_unique
+from paperhouse.arrays import dense_codes, slices, sorted_unique
 from paperhouse.normalize import joined_words
 
 _U64 = np.uint64
@@ -106,10 +106,8 @@ def text_hash(normalized_words: str) -> str:
 def _text_hashes(keys: pl.Series) -> pl.Series:
     """``text_hash`` of each key, a slice at a time: a million keys as Python strings at once took
     1.8 GB that the allocator kept after they were freed."""
-    return pl.concat(
-        [pl.Series([text_hash(key) for key in keys.slice(start, _KEYS_PER_SLICE).to_list()], dtype=pl.String)
-         for start in range(0, len(keys), _KEYS_PER_SLICE)] or [pl.Series(dtype=pl.String)]
-    )
+    parts = slices(keys, _KEYS_PER_SLICE)
+    return pl.concat([pl.Series([text_hash(key) for key in part.to_list()], dtype=pl.String) for part in parts])
 
 
 def paper_id_for(normalized_words: str) -> str:

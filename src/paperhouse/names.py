@@ -18,6 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from paperhouse.acronyms import find_definitions
+from paperhouse.arrays import slices
 from paperhouse.normalize import strip_markup
 from paperhouse.terms import FUNCTION_WORDS
 
@@ -55,8 +56,7 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
     how many papers write each name. Every rule reads one paper, so only the count of shared names
     spans batches; the texts and their tokens are held a batch at a time (at 10^6 papers, all at
     once, they held 4-5 GB beside the texts)."""
-    # At least one batch, so that no papers still give typed, empty frames.
-    batches = [papers.slice(start, _PAPERS_PER_BATCH) for start in range(0, max(papers.height, 1), _PAPERS_PER_BATCH)]
+    batches = slices(papers, _PAPERS_PER_BATCH)
     names = pl.concat([_introduced_names(batch) for batch in batches])
     # A name written in several papers is something they build on, not what one of them introduces.
     shared = max(max_shared_papers, int(0.01 * papers.height))

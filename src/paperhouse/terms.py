@@ -38,7 +38,7 @@ import polars as pl
 from scipy.sparse import csr_matrix
 
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
-from paperhouse.arrays import dense_codes, stable_argsort
+from paperhouse.arrays import dense_codes, slices, stable_argsort
 
 FUNCTION_WORDS = frozenset(
     """a about above across after again against all almost also although always among an and another any are
@@ -337,8 +337,8 @@ def _acronym_definitions(papers: pl.DataFrame) -> pl.DataFrame:
     # A batch at a time: the texts that may define an acronym are most texts, and filtering copies them.
     rows = [
         (paper_id, definition.short_form, definition.long_form)
-        for start in range(0, papers.height, _PAPERS_PER_CHUNK)
-        for paper_id, text in papers.slice(start, _PAPERS_PER_CHUNK)
+        for batch in slices(papers, _PAPERS_PER_CHUNK)
+        for paper_id, text in batch
         .filter(pl.col("text").str.contains(POSSIBLE_DEFINITION))
         .select("paper_id", "text")
         .iter_rows()
