@@ -2,7 +2,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from paperhouse.arrays import dense_codes, slices, sorted_unique, stable_argsort
+from paperhouse.arrays import ColumnBuffer, dense_codes, slices, sorted_unique, stable_argsort
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 1000])
@@ -36,3 +36,23 @@ def test_slices_cover_every_row_in_order_and_empty_data_is_one_typed_slice(heigh
     assert [part.height for part in parts] == expected
     assert pl.concat(parts).equals(frame)  # the type too, when there are no rows
     assert [len(part) for part in slices(frame["n"], 3)] == [part.height for part in parts]
+
+
+def test_column_buffer_appends_rows_in_order_cast_to_its_columns():
+    buffer = ColumnBuffer(10, {"paper": np.uint32, "weight": np.float64})
+    assert len(buffer["paper"]) == 0 and buffer["paper"].dtype == np.uint32
+    buffer.append({"paper": np.array([3, 4], dtype=np.uint64), "weight": np.array([0.5, 0.25])})
+    buffer.append({"weight": np.array([1.0]), "paper": np.array([7])})  # columns by name, in any order
+    assert buffer.rows == 3
+    assert buffer["paper"].tolist() == [3, 4, 7] and buffer["paper"].dtype == np.uint32
+    assert buffer["weight"].tolist() == [0.5, 0.25, 1.0]
+
+
+def test_a_column_buffers_unwritten_capacity_is_not_resident():
+    def rss() -> int:
+        return int(open("/proc/self/statm").read().split()[1]) * 4096
+
+    before = rss()
+    buffer = ColumnBuffer(100_000_000, {"weight": np.float64})  # 0.8 GB of address space
+    buffer.append({"weight": np.ones(1000)})
+    assert rss() - before < 50_000_000 and buffer["weight"].sum() == 1000

@@ -1,4 +1,5 @@
-"""Memory given back: Polars' freed pages, and DuckDB's cache held to a limit."""
+"""Memory given back: Polars' freed pages, DuckDB's cache held to a limit and what it spills past it kept
+per connection."""
 
 import subprocess
 import sys
@@ -46,6 +47,35 @@ def test_duckdb_connections_and_dbt_keep_their_cache_to_the_limit(tmp_path: Path
     assert limit == "1.8 GiB" and MEMORY_LIMIT == "2GB"  # DuckDB shows 2 GB in GiB
     profiles = yaml.safe_load((Path(__file__).parents[1] / "dbt_project" / "profiles.yml").read_text())
     assert profiles["paperhouse"]["outputs"]["warehouse"]["settings"]["memory_limit"] == MEMORY_LIMIT
+
+
+_SORT_PAST_THE_LIMIT = """
+import hashlib, sys
+from pathlib import Path
+from paperhouse.warehouse import READER_CONFIG, connect
+# A reader as `paperhouse query` opens one, with a memory limit the sort must spill past.
+with connect(Path(sys.argv[1]), read_only=True, config=READER_CONFIG | {"memory_limit": "100MB"}) as con:
+    spills_to = con.execute("select current_setting('temp_directory')").fetchone()[0]
+    rows = con.execute("select i, s from t order by s").fetchall()
+print("\\n", len(rows), hashlib.sha256(repr(rows).encode()).hexdigest(), spills_to)  # after its progress bar
+"""
+
+
+def test_readers_of_one_warehouse_spill_at_once_each_into_its_own_directory(tmp_path: Path):
+    """Spilling into DuckDB's default directory beside the file, three such readers all crashed (SIGSEGV)."""
+    warehouse = tmp_path / "warehouse.duckdb"
+    with connect(warehouse) as con:
+        con.execute("create table t as select i, md5(i::varchar) || repeat('x', 40) as s from range(2000000) t(i)")
+    readers = [
+        subprocess.Popen([sys.executable, "-c", _SORT_PAST_THE_LIMIT, str(warehouse)], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    printed = [reader.communicate()[0] for reader in readers]
+    assert [reader.returncode for reader in readers] == [0, 0, 0]
+    outputs = [text.splitlines()[-1].split() for text in printed]
+    assert {(rows, digest) for rows, digest, _ in outputs} == {("2000000", outputs[0][1])}  # the same rows, whole
+    spill_directories = {directory for _, _, directory in outputs}
+    assert len(spill_directories) == 3 and not any(Path(d).exists() for d in spill_directories)  # removed at close
 
 
 _DROP_THE_TEXTS = """
@@ -115,3 +145,51 @@ def test_ingest_holds_an_append_of_parsed_rows_not_the_folder(tmp_path: Path):
     # Held, the appended batches grew the process by about twice their text (0.5 GB here between
     # the thirds); staged, it stays flat within about 0.05 GB.
     assert float(late) - float(early) < text_gb / 2, (text_gb, early, late)
+
+
+_WEIGH_COUNTS = """
+import threading, time
+import numpy as np
+import polars as pl
+import paperhouse
+from paperhouse import terms
+# Counts of 200,000 papers, each with 40 distinct terms of 40,000 (two-word ones, so each ends its
+# phrases): each paper's best 30 rows, and 30 entries of the matrix.
+n_papers, per_paper, n_terms = 200_000, 40, 40_000
+paper_idx = np.repeat(np.arange(n_papers, dtype=np.uint32), per_paper)
+term_idx = (np.arange(per_paper, dtype=np.uint32)[None, :] * 997 + np.arange(n_papers, dtype=np.uint32)[:, None]) % n_terms
+counts = pl.DataFrame({
+    "paper_idx": paper_idx,
+    "term_idx": term_idx.ravel(),
+    "count": (np.arange(len(paper_idx)) % 5 + 1).astype(np.uint16),
+    "heads": np.ones(len(paper_idx), dtype=np.uint16),
+})
+vocabulary = pl.DataFrame({"term": [f"term {i:05}" for i in range(n_terms)]}).with_row_index("term_idx")
+doc_freq = np.bincount(counts["term_idx"].to_numpy(), minlength=n_terms)
+table = vocabulary.with_columns(
+    doc_freq=pl.Series(doc_freq, dtype=pl.Int32), idf=pl.Series(1 + np.log(n_papers / doc_freq)),
+    head_share=pl.lit(1.0), n_words=pl.lit(2, pl.Int32),
+)
+paper_ids = pl.Series([f"p_{i:016x}" for i in range(n_papers)])
+parts = [counts.slice(0, len(counts) // 2), counts.slice(len(counts) // 2)]
+del counts
+peak = [0.0]
+def sample():
+    while True:
+        peak[0] = max(peak[0], rss_gb())
+        time.sleep(0.005)
+before = rss_gb()
+threading.Thread(target=sample, daemon=True).start()
+best, weights = terms._weigh(parts, table, vocabulary, paper_ids, 30)
+result_gb = best.estimated_size() / 1e9 + weights.matrix.data.nbytes * 1.5 / 1e9  # the matrix: weights, columns
+print(best.height, weights.matrix.nnz, peak[0] - before, result_gb)
+"""
+
+
+def test_the_weighing_holds_its_rows_once():
+    """The weighed chunks' rows were kept apart and then joined: held twice (10^6 papers: 1.8 GB each time)."""
+    best_rows, entries, growth, result = map(float, _measure(_WEIGH_COUNTS))
+    assert best_rows == entries == 6_000_000  # 30 of each paper's 40 terms, and 30 in the matrix
+    # Written in place, the rows and the result built from them grew the process by about 2.1 times
+    # the result (0.70 GB); held twice, 3.6 times (1.21 GB).
+    assert growth < 2.8 * result, (growth, result)

@@ -2,12 +2,13 @@ import re
 import time
 import weakref
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 from corpus import seed_abstracts
-from paperhouse import analysis, terms
+from paperhouse import analysis, similar, terms
 from paperhouse import names as names_module
 from paperhouse.analysis import analyse
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
@@ -247,6 +248,15 @@ def test_the_inverted_file_search_finds_the_exact_neighbours_when_it_probes_ever
     assert search_recall(weights, one_cell) == pytest.approx(found / exact.height)
 
 
+def test_papers_are_projected_a_slice_at_a_time_as_they_would_be_at_once(monkeypatch):
+    weights = index_terms(papers(seed_abstracts())).weights
+    at_once = similar.lsa_vectors(weights)
+    monkeypatch.setattr(similar, "_PROJECT_ROWS", 7)  # 76 papers: 10 slices, the last of 6
+    sliced = similar.lsa_vectors(weights)
+    assert sliced.shape == at_once.shape == (76, at_once.shape[1]) and np.array_equal(sliced, at_once)
+    assert np.allclose(np.linalg.norm(sliced, axis=1), 1, atol=1e-5)
+
+
 def test_score_at_k_counts_each_gold_keyphrase_once():
     gold = [["sparse autoencoder", "sae"], ["feature"]]
     scores = score_at(["SAEs", "sparse autoencoders", "features", "x"], gold, k=4)
@@ -294,8 +304,8 @@ def test_analyse_lets_go_of_the_texts_before_it_counts_the_terms(monkeypatch):
     assert alive_while_counting == [[False, False]]
 
 
-def test_the_counts_are_let_go_before_the_weighed_chunks_are_joined(monkeypatch):
-    # At 10^6 papers the counts are 2.5 GB: held while the chunks were joined, they made the weighing's peak.
+def test_the_counts_are_let_go_before_the_weighed_rows_become_the_result(monkeypatch):
+    # At 10^6 papers the counts are 2.5 GB: held while the result was built, they made the weighing's peak.
     weighed_parts = []
 
     def weigh(parts, *args):

@@ -49,3 +49,26 @@ def slices(data: Sliceable, size: int) -> list[Sliceable]:
     work at a time. At least one slice, empty for empty ``data``, so results concatenated over the
     slices keep their types."""
     return [data.slice(start, size) for start in range(0, max(len(data), 1), size)]
+
+
+class ColumnBuffer:
+    """NumPy columns of at most ``capacity`` rows, filled in place by appending rows: for results
+    gathered a chunk at a time. Kept chunk by chunk and joined at the end, they were held twice,
+    and their many small arrays, each left between one chunk's freed work and the next's, kept the
+    heap from shrinking. Pages never written are never resident: a generous capacity costs
+    address space only."""
+
+    def __init__(self, capacity: int, dtypes: dict[str, type]):
+        self._columns = {name: np.empty(capacity, dtype=dtype) for name, dtype in dtypes.items()}
+        self.rows = 0
+
+    def append(self, rows: dict[str, np.ndarray]) -> None:
+        """Append rows given as one array per column, cast to the column's type."""
+        added = len(next(iter(rows.values())))
+        for name, column in self._columns.items():
+            column[self.rows : self.rows + added] = rows[name]
+        self.rows += added
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The rows appended so far of one column: a view, no copy."""
+        return self._columns[name][: self.rows]

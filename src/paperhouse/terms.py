@@ -38,7 +38,7 @@ import polars as pl
 from scipy.sparse import csr_matrix
 
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
-from paperhouse.arrays import dense_codes, slices, stable_argsort
+from paperhouse.arrays import ColumnBuffer, dense_codes, slices, stable_argsort
 
 FUNCTION_WORDS = frozenset(
     """a about above across after again against all almost also although always among an and another any are
@@ -678,28 +678,32 @@ def _weigh(parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFr
     term) pairs held as NumPy arrays in (paper, term) order: per-paper sums and ranks are then runs
     of a sorted array, with no hashing of 10^7 keys.
 
+    The chunks' rows are written into columns sized for the most rows there can be (``ColumnBuffer``),
+    so they are held once: at 10^6 papers, chunks kept apart and then joined held 1.8 GB twice.
     ``parts`` is emptied once every chunk is weighed: the counts (2.5 GB at 10^6 papers) are gone
-    before the chunks are joined into the step's result."""
+    before the step's result is built."""
     by_term = {column: _by_term(terms, column, vocabulary.height) for column in ("idf", "head_share", "n_words", "doc_freq")}
     sub_phrases = _sub_phrases(terms, vocabulary)
     n_papers = len(paper_ids)
     chunk_starts = np.arange(0, n_papers + _PAPERS_PER_CHUNK, _PAPERS_PER_CHUNK, dtype=np.uint64)
     bounds = [np.searchsorted(part["paper_idx"].to_numpy(), chunk_starts.astype(np.uint32)) for part in parts]
-    chunks = []
+    best = ColumnBuffer(n_papers * max_terms, _BEST_COLUMNS)
+    linking = ColumnBuffer(n_papers * MAX_SHARED_TERMS_PER_PAPER, _LINKING_COLUMNS)
     for index, first_paper in enumerate(chunk_starts[:-1]):
         rows = pl.concat([part.slice(ends[index], ends[index + 1] - ends[index]) for part, ends in zip(parts, bounds)])
         pairs = (rows["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | rows["term_idx"].to_numpy()
         in_order = stable_argsort(pairs)
         count = rows["count"].to_numpy()[in_order].astype(np.int32)
-        chunks.append(_weigh_papers(pairs[in_order], count, first_paper, by_term, sub_phrases, max_terms))
+        chosen, links = _weigh_papers(pairs[in_order], count, first_paper, by_term, sub_phrases, max_terms)
+        best.append(chosen)
+        linking.append(links)
     parts.clear()
-    best, linking = ({name: np.concatenate([chunk[part][name] for chunk in chunks]) for name in chunks[0][part]}
-                     for part in (0, 1))
-    weights = TermWeights(
-        csr_matrix((linking["weight"], (linking["paper"], linking["term"])), shape=(n_papers, vocabulary.height)),
-        paper_ids,
-        vocabulary["term"].to_numpy(),
-    )
+    # The matrix's rows straight from the weighed rows, which come in paper order; the sort puts each
+    # paper's terms in column order, as a matrix built from (row, column) pairs would have them.
+    row_starts = np.r_[0, np.cumsum(np.bincount(linking["paper"], minlength=n_papers))]
+    matrix = csr_matrix((linking["weight"], linking["term"], row_starts), shape=(n_papers, vocabulary.height))
+    matrix.sort_indices()
+    weights = TermWeights(matrix, paper_ids, vocabulary["term"].to_numpy())
     return pl.DataFrame(
         {
             "paper_id": paper_ids.gather(best["paper"]),
@@ -709,6 +713,11 @@ def _weigh(parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFr
             "rank": best["rank"],
         }
     ).cast(PAPER_TERM_SCHEMA), weights
+
+
+# The columns of a paper's best terms and of the weight matrix's entries, as the weighing fills them.
+_BEST_COLUMNS = {"paper": np.uint32, "term": np.uint32, "count": np.int32, "weight": np.float64, "rank": np.int32}
+_LINKING_COLUMNS = {"paper": np.uint32, "term": np.int32, "weight": np.float64}  # int32: a matrix's column index
 
 
 def _weigh_papers(pairs: np.ndarray, count: np.ndarray, first_paper: np.uint64, by_term: dict[str, np.ndarray],

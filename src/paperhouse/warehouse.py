@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -31,6 +32,9 @@ RAW_SCHEMA = "raw"
 # What `paperhouse query` and `paperhouse check` open: read-only, no files outside the warehouse
 # (no COPY TO, ATTACH, read_csv or extension installs), and settings the SQL cannot change back.
 READER_CONFIG = {"enable_external_access": False, "lock_configuration": True}
+# Settings that close others: set once the connection is open, in this order (with external access
+# off, DuckDB refuses to be given a spill directory; with the configuration locked, any setting).
+_LOCKING_SETTINGS = ("enable_external_access", "lock_configuration")
 # DuckDB's cache of blocks and its operators' memory, per process (dbt's too: profiles.yml). Its
 # default, 80% of the machine, let a cache of blocks already on disk grow beside the frames of a
 # step: within one transaction, ingesting 5 * 10^5 records held 1 GB of them. Operators past the
@@ -49,7 +53,8 @@ log = logging.getLogger(__name__)
 @contextmanager
 def connect(database: Path, read_only: bool = False, config: dict | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection that is always closed, so no lock outlives the block that needed it."""
-    config = {"memory_limit": MEMORY_LIMIT} | (config or {})
+    config = {"memory_limit": MEMORY_LIMIT, "temp_directory": _spill_directory()} | (config or {})
+    locks = {name: config.pop(name) for name in _LOCKING_SETTINGS if name in config}
     if read_only:
         if not database.exists():
             raise FileNotFoundError(f"no warehouse at {database}: run `paperhouse run` first")
@@ -60,10 +65,24 @@ def connect(database: Path, read_only: bool = False, config: dict | None = None)
         con = duckdb.connect(config=config)
         con.execute(f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})")
         con.execute(f"use {sql_identifier(database.stem)}")
+    for name, value in locks.items():
+        con.execute(f"set {sql_identifier(name)} = {sql_literal(str(value).lower())}")
     try:
         yield con
     finally:
         con.close()
+
+
+def _spill_directory() -> str:
+    """Where one connection spills what its memory limit cannot hold: a directory of its own.
+
+    DuckDB 1.5 names spill files by block size only, in ``<database>.tmp`` beside the file (``.tmp``
+    in the working directory for an attached one), so processes that spill at once into the same
+    directory overwrite each other's blocks: two processes reading 10^6 papers' texts from one
+    warehouse both crashed (duckdb/duckdb#24811 names them by process, on DuckDB's main branch).
+    DuckDB creates the directory when it first spills and removes it when the connection closes;
+    ``TMPDIR`` says where."""
+    return str(Path(tempfile.gettempdir()) / f"paperhouse-spill-{os.getpid()}-{uuid.uuid4().hex[:12]}")
 
 
 def sql_literal(text: str) -> str:
