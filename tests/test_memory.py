@@ -3,6 +3,7 @@ per connection."""
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -76,6 +77,19 @@ def test_readers_of_one_warehouse_spill_at_once_each_into_its_own_directory(tmp_
     assert {(rows, digest) for rows, digest, _ in outputs} == {("2000000", outputs[0][1])}  # the same rows, whole
     spill_directories = {directory for _, _, directory in outputs}
     assert len(spill_directories) == 3 and not any(Path(d).exists() for d in spill_directories)  # removed at close
+
+
+def test_an_in_memory_database_spills_past_its_limit_into_a_directory_of_its_own(tmp_path: Path, monkeypatch):
+    """DuckDB's default for an in-memory database (the parse of `read_records`) is `.tmp` in the
+    working directory, shared by every process started there."""
+    monkeypatch.chdir(tmp_path)
+    with connect(None, config={"memory_limit": "100MB"}) as con:
+        spills_to = Path(con.execute("select current_setting('temp_directory')").fetchone()[0])
+        con.execute("create table t as select md5(i::varchar) || repeat('x', 100) as s from range(2000000) t(i)")
+        spilled = [Path(path) for (path,) in con.execute("select path from duckdb_temporary_files()").fetchall()]
+    assert spilled and all(path.parent == spills_to for path in spilled)  # 0.27 GB of rows past 100 MB
+    assert spills_to.parent == Path(tempfile.gettempdir()) and not spills_to.exists()  # removed at close
+    assert not (tmp_path / ".tmp").exists()
 
 
 _DROP_THE_TEXTS = """

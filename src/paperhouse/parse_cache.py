@@ -32,7 +32,7 @@ import polars as pl
 
 from paperhouse.faults import failpoint
 from paperhouse.ingest import PARSED_RECORD_SCHEMA, SOURCE_RECORD_SCHEMA, AcceptanceRules, FolderRead, parser_version, read_folder
-from paperhouse.warehouse import RAW_SCHEMA, ROW_GROUP_ROWS, create_table, registered, table_exists, write_table
+from paperhouse.warehouse import RAW_SCHEMA, ROW_GROUP_ROWS, connect, create_table, registered, table_exists, write_table
 
 APPEND_ROWS = 2 * ROW_GROUP_ROWS  # see _CacheWriter
 FILES_TABLE = "parsed_files"
@@ -137,7 +137,7 @@ class _CacheWriter:
 def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), glob: str = "*.txt") -> pl.DataFrame:
     """All records of all seed files, parsed from scratch (in an in-memory database); one row per
     paragraph or failed file."""
-    with duckdb.connect() as con:
+    with connect(None) as con:
         ingest(con, seeds_dir, rules=rules, glob=glob)
         return source_records(con)
 

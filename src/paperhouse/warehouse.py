@@ -51,8 +51,12 @@ log = logging.getLogger(__name__)
 
 
 @contextmanager
-def connect(database: Path, read_only: bool = False, config: dict | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection that is always closed, so no lock outlives the block that needed it."""
+def connect(
+    database: Path | None, read_only: bool = False, config: dict | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection that is always closed, so no lock outlives the block that needed it. With no
+    ``database``, an in-memory one, under the same memory limit and spilling where the others do
+    (DuckDB's own default for it is ``.tmp`` in the working directory)."""
     config = {"memory_limit": MEMORY_LIMIT, "temp_directory": _spill_directory()} | (config or {})
     locks = {name: config.pop(name) for name in _LOCKING_SETTINGS if name in config}
     if read_only:
@@ -60,11 +64,12 @@ def connect(database: Path, read_only: bool = False, config: dict | None = None)
             raise FileNotFoundError(f"no warehouse at {database}: run `paperhouse run` first")
         con = duckdb.connect(str(database), read_only=True, config=config)
     else:
-        database.parent.mkdir(parents=True, exist_ok=True)
-        # Attached rather than opened, for the row group size; named as opening it would name it.
         con = duckdb.connect(config=config)
-        con.execute(f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})")
-        con.execute(f"use {sql_identifier(database.stem)}")
+        if database is not None:
+            database.parent.mkdir(parents=True, exist_ok=True)
+            # Attached rather than opened, for the row group size; named as opening it would name it.
+            con.execute(f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})")
+            con.execute(f"use {sql_identifier(database.stem)}")
     for name, value in locks.items():
         con.execute(f"set {sql_identifier(name)} = {sql_literal(str(value).lower())}")
     try:
