@@ -128,13 +128,17 @@ def test_writers_open_the_build_database_under_its_own_name_with_smaller_row_gro
 
 
 class _ArrowRecorder:
-    """Stands in for a DuckDB connection: keeps what is registered."""
+    """A DuckDB connection that keeps what is registered."""
+
+    def __init__(self):
+        self.con = duckdb.connect()
 
     def register(self, name, table):
         self.table = table
+        self.con.register(name, table)
 
-    def unregister(self, name):
-        pass
+    def __getattr__(self, name):
+        return getattr(self.con, name)
 
 
 def test_frames_reach_duckdb_in_batches_of_a_row_group_so_every_core_writes():

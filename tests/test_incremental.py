@@ -11,7 +11,7 @@ from corpus import SEEDS, seed_abstracts
 from paperhouse import parse_cache
 from paperhouse.ingest import AcceptanceRules
 from paperhouse.parse_cache import read_records
-from paperhouse.warehouse import connect
+from paperhouse.warehouse import ROW_GROUP_ROWS, connect
 
 ABSTRACTS = seed_abstracts()
 
@@ -164,6 +164,32 @@ def test_more_new_records_than_one_append_are_kept_whole(tmp_path):
     intake = ingest(folder=folder, database=tmp_path / "build.duckdb")
     assert intake.records.height == paragraphs
     assert intake.records["record_no"].to_list() == list(range(1, paragraphs + 1))
+
+
+def test_a_first_build_and_a_full_refresh_write_each_text_once(tmp_path):
+    """With no cached row to keep, the staged rows become the cache, and the checkpoint keeps the
+    blocks they were staged in: copied into the cache, or staged in row groups left part full, the
+    texts were compressed and written again, and the file kept the first copy's blocks free."""
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    # The first list passes two row groups by a part of one; both together make three.
+    sizes = {"a.txt": parse_cache.APPEND_ROWS + 1000, "b.txt": ROW_GROUP_ROWS - 1000}
+    for name, paragraphs in sizes.items():
+        texts = (f"{ABSTRACTS[i % len(ABSTRACTS)]} {name} variant {i}." for i in range(paragraphs))
+        (folder / name).write_text("ICLR 2026 Papers\n\n" + "\n\n".join(texts) + "\n")
+    database = tmp_path / "build.duckdb"
+
+    def blocks() -> tuple[int, int]:
+        with connect(database, read_only=True) as con:
+            return con.execute("select used_blocks, free_blocks from pragma_database_size()"
+                               " where database_name = current_database()").fetchone()
+
+    first = ingest(folder, database)
+    used, free = blocks()
+    assert first.records.height == sum(sizes.values()) and free < used / 10, (used, free)
+    refreshed = ingest(folder, database, full_refresh=True)
+    assert refreshed.records.equals(first.records)
+    assert blocks()[0] <= used * 1.1  # the replaced cache's blocks are free, not added to
 
 
 def test_a_paragraph_as_written_is_kept_only_where_cleaning_changed_it(tmp_path):

@@ -125,15 +125,16 @@ import paperhouse
 from paperhouse import ingest, parse_cache, warehouse
 from paperhouse.warehouse import connect
 # Small row groups, appends and parse batches: the folder is 30 appends.
-warehouse.ROW_GROUP_ROWS, parse_cache.APPEND_ROWS, ingest._BATCH_BYTES = 4_096, 8_192, 1 << 20
+warehouse.ROW_GROUP_ROWS = parse_cache.ROW_GROUP_ROWS = 4_096
+parse_cache.APPEND_ROWS, ingest._BATCH_BYTES = 8_192, 1 << 20
 after_append = []
-append = parse_cache._CacheWriter.flush
-def append_and_measure(writer):
-    append(writer)
+append = parse_cache._CacheWriter._stage
+def append_and_measure(writer, rows):
+    append(writer, rows)
     # Beside DuckDB's own cache of the blocks it wrote, which its memory limit bounds.
     cache_gb = writer.con.execute("select sum(memory_usage_bytes) / 1e9 from duckdb_memory()").fetchone()[0]
     after_append.append(rss_gb() - cache_gb)
-parse_cache._CacheWriter.flush = append_and_measure
+parse_cache._CacheWriter._stage = append_and_measure
 with connect(Path(sys.argv[2])) as con:
     parse_cache.ingest(con, Path(sys.argv[1]))
     rows = con.execute("select count(*) from raw.source_records").fetchone()[0]

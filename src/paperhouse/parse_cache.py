@@ -16,9 +16,9 @@ abstract the two are one string, and compressing it twice was a third of the app
 Every write that a reader of the cache sees happens inside one transaction, so a run killed at
 any point leaves the cache, the files and the records consistent. Parsed rows are first staged,
 in transactions of their own, in a table no view reads (``raw.parsed_records_staging``) and moved
-into the cache by that one transaction: a transaction keeps every frame it scanned alive until it
-commits, so appending the parsed batches inside it held all of them (10^6 records: memory grew
-1 GB per append of 122,880 records).
+into the cache by that one transaction (renamed to be the cache when none of the cached rows stays): a
+transaction keeps every frame it scanned alive until it commits, so appending the parsed batches
+inside it held all of them (10^6 records: memory grew 1 GB per append of 122,880 records).
 """
 
 from __future__ import annotations
@@ -86,13 +86,8 @@ def ingest(
     cache.flush()
     con.begin()
     try:
+        _take_staged_rows(con, known)
         _create_tables(con)
-        # Rows the cache does not trust (another parser version, rows that do not add up, a full
-        # refresh) go, and the contents still in the folder come back as parsed above.
-        with registered(con, "trusted", pl.DataFrame({"file_sha256": sorted(known)}, schema={"file_sha256": pl.String})):
-            con.execute(f"delete from {RAW_SCHEMA}.{RECORDS_TABLE} where file_sha256 not in (select file_sha256 from trusted)")
-        con.execute(f"insert into {RAW_SCHEMA}.{RECORDS_TABLE} by name select * from {RAW_SCHEMA}.{STAGING_TABLE}")
-        con.execute(f"drop table {RAW_SCHEMA}.{STAGING_TABLE}")
         forgotten = _index(con, folder, cache.rows_of_content, version, run_id, datetime.now(timezone.utc))
         write_table(con, "seed_files", folder.files)
         _replace_source_records_view(con)
@@ -106,12 +101,14 @@ def ingest(
 
 
 class _CacheWriter:
-    """Stages parsed batches two DuckDB row groups at a time.
+    """Stages parsed batches in whole DuckDB row groups, two or more at a time.
 
     DuckDB writes an append smaller than a row group to the write-ahead log, to be compressed on
     one thread at the next checkpoint; an append of a row group or more goes to the database
     file at once, rest included. So memory stays bounded, and a folder of up to two row groups
-    (most) is one append that never passes through the log.
+    (most) is one append that never passes through the log. Only the last append ends in a part
+    of a row group: after one that did, the checkpoint merged the parts and wrote the whole table
+    again (half the file left free).
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -124,14 +121,21 @@ class _CacheWriter:
         self._pending.append(parsed.with_columns(raw_text=pl.when(~unchanged).then("raw_text")))
         self.rows_of_content.update(parsed.group_by("file_sha256").len("n_rows").iter_rows())
         if sum(frame.height for frame in self._pending) >= APPEND_ROWS:
-            self.flush()
+            pending = pl.concat(self._pending)
+            whole = pending.height - pending.height % ROW_GROUP_ROWS
+            self._stage(pending.head(whole))
+            self._pending = [pending.slice(whole)]
 
     def flush(self) -> None:
-        if not self._pending:
-            return
-        with registered(self.con, "parsed_rows", pl.concat(self._pending)):
-            self.con.execute(f"insert into {RAW_SCHEMA}.{STAGING_TABLE} by name select * from parsed_rows")
+        """Stage what is left: the last append."""
+        if self._pending:
+            self._stage(pl.concat(self._pending))
         self._pending = []
+
+    def _stage(self, rows: pl.DataFrame) -> None:
+        if rows.height:
+            with registered(self.con, "parsed_rows", rows):
+                self.con.execute(f"insert into {RAW_SCHEMA}.{STAGING_TABLE} by name select * from parsed_rows")
 
 
 def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), glob: str = "*.txt") -> pl.DataFrame:
@@ -167,6 +171,22 @@ def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
         [version],
     )
     return {sha for (sha,) in rows.fetchall()}
+
+
+def _take_staged_rows(con: duckdb.DuckDBPyConnection, known: set[str]) -> None:
+    """The cache keeps the rows of the ``known`` contents and takes the staged ones. The rows it
+    does not trust (another parser version, rows that do not add up, a full refresh) go: the
+    contents still in the folder were parsed again."""
+    if not known:  # a first build, a full refresh, a new parser version: no cached row stays
+        # The staged table becomes the cache: copied into it, every text was compressed and
+        # written a second time.
+        con.execute(f"drop table if exists {RAW_SCHEMA}.{RECORDS_TABLE}")
+        con.execute(f"alter table {RAW_SCHEMA}.{STAGING_TABLE} rename to {RECORDS_TABLE}")
+        return
+    with registered(con, "trusted", pl.DataFrame({"file_sha256": sorted(known)}, schema={"file_sha256": pl.String})):
+        con.execute(f"delete from {RAW_SCHEMA}.{RECORDS_TABLE} where file_sha256 not in (select file_sha256 from trusted)")
+    con.execute(f"insert into {RAW_SCHEMA}.{RECORDS_TABLE} by name select * from {RAW_SCHEMA}.{STAGING_TABLE}")
+    con.execute(f"drop table {RAW_SCHEMA}.{STAGING_TABLE}")
 
 
 def _index(
