@@ -127,7 +127,7 @@ def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -
     try:
         yield
     finally:
-        con.execute(f"set preserve_insertion_order = {str(ordered).lower()}")
+        con.execute("set preserve_insertion_order = ?", [ordered])
         con.unregister(name)
 
 
