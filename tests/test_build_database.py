@@ -148,3 +148,17 @@ def test_frames_reach_duckdb_in_batches_of_a_row_group_so_every_core_writes():
         batches = recorder.table.to_batches()
     assert [batch.num_rows for batch in batches] == [ROW_GROUP_ROWS, ROW_GROUP_ROWS, 5]
     assert pl.from_arrow(recorder.table).equals(frame)
+
+
+def test_a_write_that_fails_inside_a_transaction_raises_its_own_error():
+    """A frame is scanned unordered while it is registered; putting the order back must not hide
+    the failure of the write that aborted the transaction."""
+    con = duckdb.connect()
+    con.execute("create table papers (paper_id integer primary key)")
+    con.execute("insert into papers values (1)")
+    con.begin()
+    with pytest.raises(duckdb.ConstraintException):
+        with registered(con, "incoming", pl.DataFrame({"paper_id": [1]})):
+            con.execute("insert into papers select * from incoming")
+    con.rollback()
+    assert con.execute("select count(*) from papers").fetchone()[0] == 1

@@ -16,7 +16,7 @@ abstract the two are one string, and compressing it twice was a third of the app
 Every write that a reader of the cache sees happens inside one transaction, so a run killed at
 any point leaves the cache, the files and the records consistent. Parsed rows are first staged,
 in transactions of their own, in a table no view reads (``raw.parsed_records_staging``) and moved
-into the cache by that one transaction (renamed to be the cache when none of the cached rows stays): a
+into the cache by that one transaction (renamed to be the cache when no cached row stays): a
 transaction keeps every frame it scanned alive until it commits, so appending the parsed batches
 inside it held all of them (10^6 records: memory grew 1 GB per append of 122,880 records).
 """

@@ -18,7 +18,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -127,8 +127,11 @@ def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -
     try:
         yield
     finally:
-        con.execute("set preserve_insertion_order = ?", [ordered])
         con.unregister(name)
+        # After a statement that failed inside a transaction, no statement runs until the rollback:
+        # the caller gets that failure, not this one (and rolls back and closes the connection).
+        with suppress(duckdb.TransactionException):
+            con.execute("set preserve_insertion_order = ?", [ordered])
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
