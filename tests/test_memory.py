@@ -31,12 +31,12 @@ import polars as pl
 frame = pl.DataFrame({"x": pl.int_range(0, 50_000_000, eager=True)}).with_columns(y=pl.col("x") * 2)
 held = rss_gb()
 del frame
-time.sleep(0.2)
+time.sleep(2)  # jemalloc's background thread hands pages back within a second
 print(held, rss_gb())
 """
 
 
-def test_memory_polars_frees_is_handed_back_to_the_system_at_once():
+def test_memory_polars_frees_is_handed_back_to_the_system_within_seconds():
     env = {"PATH": "/usr/bin:/bin"}  # no _RJEM_MALLOC_CONF from outside
     held, after = map(float, _measure(_FREE_A_FRAME, env=env))
     assert held > 0.7 and after < held - 0.6, (held, after)
@@ -105,7 +105,7 @@ con.close()
 held = rss_gb()
 ids = records.drop("text")
 del records
-time.sleep(0.2)
+time.sleep(2)  # jemalloc's background thread hands pages back within a second
 print(held, rss_gb())
 """
 
