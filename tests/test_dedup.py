@@ -126,6 +126,31 @@ def test_canonical_record_is_the_most_complete_version_and_similarity_is_bounded
     assert sum(row["match_kind"] == "canonical" for row in result.values()) == 1
 
 
+def shingle_jaccard(text: str, other: str) -> float:
+    """The two texts' exact Jaccard similarity over their word shingles, from Python sets."""
+    keys = frame({"x": text, "y": other}).select(dedup.joined_words(pl.col("normalized_text"))).to_series()
+    _, shingles = dedup.shingle_table(keys.str.split(" "), dedup.DedupParams().shingle_size)
+    first, second = (set(shingles.filter(pl.col("doc") == doc)["hash"]) for doc in (0, 1))
+    return len(first & second) / len(first | second)
+
+
+@pytest.mark.parametrize("index", [0, 33])
+def test_a_text_merged_through_another_has_its_evidence_against_the_canonical_text(index):
+    """A revision of a revision: c matches b, b matches a, c and a by no rule; each record's
+    evidence is measured against a, its paper's canonical text, whichever way it was found."""
+    original, ending, opening = (ABSTRACTS[index + offset].split() for offset in range(3))
+    n = len(original)
+    revised = original[: int(n * 0.72)] + ending[: int(n * 0.2)]
+    texts = {"a": original, "b": revised, "c": opening[: int(n * 0.2)] + revised[int(n * 0.28) :]}
+    texts = {name: " ".join(words) for name, words in texts.items()}
+    result = decisions(texts)
+    assert [result[name]["match_kind"] for name in "abc"] == ["canonical", "near", "near"]
+    assert (result["b"]["matched_by"], result["c"]["matched_by"]) == ("shingle_jaccard", "chain")
+    for name in "bc":
+        assert result[name]["similarity"] == pytest.approx(shingle_jaccard(texts[name], texts["a"]))
+    assert result["c"]["similarity"] < dedup.DedupParams().min_jaccard < result["b"]["similarity"]
+
+
 def test_between_versions_of_the_same_length_the_smaller_normalised_text_is_canonical():
     original = ABSTRACTS[12]
     reworded = reword(original, 3)  # a revision with as many words

@@ -393,9 +393,14 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         b=pl.max_horizontal("doc", "canonical_doc").cast(pl.UInt32),
         doc=pl.col("doc").cast(pl.UInt32),
     )
-    canonical_evidence = to_canonical.join(
-        verify_pairs(to_canonical.select("a", "b"), shingles, word_sets, params), on=["a", "b"]
-    ).select(
+    # Most texts were a candidate pair with their canonical text, so their evidence is at hand: only
+    # those that reached their paper through another text are verified again.
+    pairs = to_canonical.select("a", "b")
+    verified = pl.concat([
+        evidence.join(pairs, on=["a", "b"], how="semi"),
+        verify_pairs(pairs.join(evidence, on=["a", "b"], how="anti"), shingles, word_sets, params),
+    ])
+    canonical_evidence = to_canonical.join(verified, on=["a", "b"]).select(
         "doc",
         "jaccard",
         "containment",
