@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from paperhouse import quality
 from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, _gx, _pandas_frame, mart_schemas, validate_suite
 
 
@@ -56,6 +57,39 @@ def test_ranges_of_integer_columns_are_checked_on_the_numbers_gx_vectorises(con)
     result = validate_suite(con, SUITES_BY_NAME["raw.paper_terms"])
     failures = {o.column: o for o in result.failures}
     assert set(failures) == {"rank"} and failures["rank"].observed["examples"] == [0]
+
+
+def _outcomes(result) -> dict:
+    return {
+        (o.expectation, str(o.column)): (o.success, o.observed["unexpected_count"], sorted(map(str, o.observed.get("examples", []))))
+        for o in result.outcomes
+        if isinstance(o.observed, dict) and "unexpected_count" in o.observed
+    }
+
+
+def test_a_table_validated_in_parts_gives_the_outcomes_of_the_whole(con, monkeypatch):
+    con.execute(
+        "create table raw.paper_terms (paper_id varchar, term varchar, occurrences integer, weight double, rank integer)"
+    )
+    rows = [(f"p_{paper}", f"term {rank}", 1, 0.5, rank) for paper in range(12) for rank in range(1, 4)]
+    rows += [("p_3", "term 1", 2, 0.25, 4), ("p_7", None, 1, 0.5, 4), ("p_9", "term 9", 1, 1.5, 4), (None, "x", 1, 0.5, 1)]
+    con.executemany("insert into raw.paper_terms values (?, ?, ?, ?, ?)", rows)
+    whole = validate_suite(con, SUITES_BY_NAME["raw.paper_terms"])
+
+    pulled = []
+    pull = quality._pandas_frame
+    monkeypatch.setattr(quality, "_pandas_frame", lambda *args: pulled.append(len(frame := pull(*args))) or frame)
+    monkeypatch.setattr(quality, "ROWS_PER_PART", 5)
+    in_parts = validate_suite(con, SUITES_BY_NAME["raw.paper_terms"])
+    assert len(pulled) == 8 and sum(pulled) == len(rows)  # 40 rows in parts of 5 on average
+    assert _outcomes(in_parts) == _outcomes(whole)
+    failed = {column for (_, column), (success, _, _) in _outcomes(whole).items() if not success}
+    assert failed == {"paper_id", "term", "weight", "['paper_id', 'term']"}
+
+
+def test_parts_must_keep_the_rows_of_each_key_together():
+    with pytest.raises(ValueError, match="parts by"):
+        quality.Suite("raw.x", unique=(("term",),), parts_by="paper_id")
 
 
 def test_schema_drift_fails_the_suite(con):

@@ -47,6 +47,10 @@ MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
 # Facts: counts the expectations compare against, computed from the warehouse at check time.
 Facts = dict[str, int]
 
+# Rows pulled into one pandas frame at most, for suites that name a ``parts_by`` column: the 27M rows
+# of raw.paper_terms at 10^6 papers, pulled whole, held 5.6 GB while GX validated them.
+ROWS_PER_PART = 4_000_000
+
 
 @dataclass(frozen=True)
 class Suite:
@@ -62,6 +66,13 @@ class Suite:
     facts_sql: str | None = None  # one row of named counts that ``row_count`` bounds come from
     row_count: Callable[[Facts], tuple[int | None, int | None]] | None = None  # (min, max)
     rows_from: str | None = None  # the FROM clause of the pulled rows, when not the table alone
+    # A column of every unique key: rows sharing its value are validated together, ROWS_PER_PART at a
+    # time. Only for expectations of each row and of keys, which hold of a table if they hold of its parts.
+    parts_by: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.parts_by and (self.row_count or self.rows_from or any(self.parts_by not in key for key in self.unique)):
+            raise ValueError(f"{self.name}: parts by {self.parts_by} need no row count, no joins, and it in every key")
 
     @property
     def schema_name(self) -> str:
@@ -213,6 +224,7 @@ SUITES: tuple[Suite, ...] = (
         not_null=("paper_id", "term", "weight", "rank"),
         unique=(("paper_id", "term"), ("paper_id", "rank")),
         between={"occurrences": (1, None), "weight": (0, 1.000001), "rank": (1, None)},
+        parts_by="paper_id",
     ),
     Suite(
         "raw.term_aliases",
@@ -409,16 +421,46 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
         return SuiteResult(suite.name, outcomes)
     facts = dict(zip(*_facts(con, suite.facts_sql))) if suite.facts_sql else {}
     if expectations := suite.expectations(gx.expectations, facts):
-        outcomes += _validate(_pandas_frame(con, _data_query(suite)), expectations)
+        outcomes += _validate_rows(con, suite, expectations)
     return SuiteResult(suite.name, outcomes)
 
 
-def _pandas_frame(con: duckdb.DuckDBPyConnection, sql: str):
+def _validate_rows(con: duckdb.DuckDBPyConnection, suite: Suite, expectations: list) -> list[Outcome]:
+    """The expectations' outcomes over the suite's rows: pulled whole, or by parts of ``parts_by``."""
+    query = _data_query(suite)
+    rows = con.execute(  # the catalog's count: enough to size the parts by, and no scan
+        "select estimated_size from duckdb_tables() where schema_name = ? and table_name = ?",
+        [suite.schema_name, suite.table_name],
+    ).fetchone()[0] if suite.parts_by else 0
+    if rows <= ROWS_PER_PART:
+        return _validate(_pandas_frame(con, query), expectations)
+    parts = -(-rows // ROWS_PER_PART)
+    # A value's rows all land in one part. Typed: an untyped parameter made DuckDB widen every hash to a
+    # HUGEINT, ten times slower than the scan.
+    in_part = f'{query} where hash("{suite.parts_by}") % ?::ubigint = ?::ubigint'
+    return _combined([_validate(_pandas_frame(con, in_part, [parts, part]), expectations) for part in range(parts)])
+
+
+def _combined(parts: list[list[Outcome]]) -> list[Outcome]:
+    """Each expectation's outcome over the whole table from its outcomes over the parts: one of each
+    row holds if it holds in every part, and the unexpected rows add up."""
+    combined = []
+    for outcomes in zip(*parts):
+        unexpected = sum(outcome.observed["unexpected_count"] for outcome in outcomes)
+        observed: dict[str, Any] = {"unexpected_count": unexpected}
+        if unexpected:
+            observed["examples"] = [e for outcome in outcomes for e in outcome.observed.get("examples", [])][:5]
+        first = outcomes[0]
+        combined.append(Outcome(first.expectation, first.column, all(o.success for o in outcomes), observed))
+    return combined
+
+
+def _pandas_frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None):
     """The query's rows as the pandas frame GX validates, through Arrow (several times faster than
     DuckDB's own pandas conversion for strings), numbers as int64 and float64: GX checks ranges of
     those with vectorised pandas, but of any other dtype (DuckDB's INTEGER is int32) with a Python
     call per value, 50 times slower. Arrow hands integers with nulls over as float64 already."""
-    frame = con.execute(sql).to_arrow_table().to_pandas()
+    frame = con.execute(sql, parameters).to_arrow_table().to_pandas()
     wider = {
         column: "int64" if dtype.kind in "iu" and dtype.itemsize < 8 else "float64"
         for column, dtype in frame.dtypes.items()
