@@ -1,0 +1,8 @@
+{{ config(meta={'dagster': {'ref': {'name': 'papers'}}}) }}
+-- Every paper counts the accepted records dedup put in it, and every such paper is there.
+select paper_id, papers.n_sources, accepted.records
+from {{ ref('papers') }} as papers
+full join (
+    select paper_id, count(*) as records from {{ ref('int_accepted_records') }} group by paper_id
+) as accepted using (paper_id)
+where papers.n_sources is distinct from accepted.records
