@@ -1,7 +1,15 @@
-{#- Fails with the duplicated key values: a grain check for multi-column keys. -#}
+{#- Fails with the duplicated key values: a grain check for multi-column keys.
+    Grouped first by one hash of the key, a single integer per row, and then by the key itself only
+    among rows whose hash repeats: a repeated key repeats its hash, so nothing is missed, and rows
+    whose hashes merely collide are told apart by the second grouping. Grouping 27M rows (paper_terms
+    at 10^6 papers) by two strings took 4.9-6.7 s here, this way 3.1-3.2 s. -#}
 {% test unique_combination_of_columns(model, combination_of_columns) %}
-select {{ combination_of_columns | join(', ') }}, count(*) as n_rows
+{%- set key = combination_of_columns | join(', ') %}
+select {{ key }}, count(*) as n_rows
 from {{ model }}
-group by {{ combination_of_columns | join(', ') }}
+where hash({{ key }}) in (
+    select key_hash from (select hash({{ key }}) as key_hash from {{ model }}) group by key_hash having count(*) > 1
+)
+group by {{ key }}
 having count(*) > 1
 {% endtest %}
