@@ -13,6 +13,7 @@ import yaml
 
 from paperhouse import quality
 from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, _gx, _pandas_frame, mart_schemas, validate_suite
+from paperhouse.settings import DBT_PROJECT_DIR
 
 
 @pytest.fixture
@@ -202,7 +203,7 @@ def _grain_check(model: str, columns: list[str]) -> str:
     """The SQL of the project's generic test ``unique_combination_of_columns``, as dbt renders it."""
     import jinja2
 
-    source = (MARTS_YAML.parents[2] / "tests" / "generic" / "unique_combination_of_columns.sql").read_text()
+    source = (DBT_PROJECT_DIR / "tests" / "generic" / "unique_combination_of_columns.sql").read_text()
     body = re.search(r"{% test [^%]*%}(.*){% endtest %}", source, re.DOTALL).group(1)
     return jinja2.Template(body).render(model=model, combination_of_columns=columns)
 

@@ -72,7 +72,7 @@ class Suite:
 
     def __post_init__(self) -> None:
         if self.parts_by and (self.row_count or self.rows_from or any(self.parts_by not in key for key in self.unique)):
-            raise ValueError(f"{self.name}: parts by {self.parts_by} need no row count, no joins, and it in every key")
+            raise ValueError(f"{self.name}: parts by {self.parts_by} need it in every unique key, and no row count or join")
 
     @property
     def schema_name(self) -> str:
@@ -427,18 +427,24 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
 
 def _validate_rows(con: duckdb.DuckDBPyConnection, suite: Suite, expectations: list) -> list[Outcome]:
     """The expectations' outcomes over the suite's rows: pulled whole, or by parts of ``parts_by``."""
-    query = _data_query(suite)
-    rows = con.execute(  # the catalog's count: enough to size the parts by, and no scan
-        "select estimated_size from duckdb_tables() where schema_name = ? and table_name = ?",
-        [suite.schema_name, suite.table_name],
-    ).fetchone()[0] if suite.parts_by else 0
-    if rows <= ROWS_PER_PART:
+    query, parts = _data_query(suite), _parts(con, suite)
+    if parts == 1:
         return _validate(_pandas_frame(con, query), expectations)
-    parts = -(-rows // ROWS_PER_PART)
     # A value's rows all land in one part. Typed: an untyped parameter made DuckDB widen every hash to a
     # HUGEINT, ten times slower than the scan.
     in_part = f'{query} where hash("{suite.parts_by}") % ?::ubigint = ?::ubigint'
     return _combined([_validate(_pandas_frame(con, in_part, [parts, part]), expectations) for part in range(parts)])
+
+
+def _parts(con: duckdb.DuckDBPyConnection, suite: Suite) -> int:
+    """How many parts the suite's rows are validated in: one, unless it names ``parts_by``."""
+    if not suite.parts_by:
+        return 1
+    rows = con.execute(  # the catalog's count: enough to size the parts by, and no scan
+        "select estimated_size from duckdb_tables() where schema_name = ? and table_name = ?",
+        [suite.schema_name, suite.table_name],
+    ).fetchone()[0]
+    return max(1, -(-rows // ROWS_PER_PART))
 
 
 def _combined(parts: list[list[Outcome]]) -> list[Outcome]:
