@@ -56,3 +56,18 @@ def test_mostly_english_gb18030_file_with_four_byte_characters():
     # A Chinese header, English abstracts, and characters GB18030 encodes in four bytes (é, ≈, ü).
     text = "ICLR 2026 论文列表\n\nWe study naïve Bayes ≈ logistic regression (Müller, 2020) — “clearly”.\n"
     assert decode(text.encode("gb18030")) == DecodedText(text=text, encoding="gb18030")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "cp1252"])
+def test_a_few_control_characters_are_kept_and_one_more_makes_a_binary_file(encoding):
+    # 20,000 characters, accented ones among them (more bytes than characters in UTF-8 and UTF-16):
+    # up to 0.1% of the characters may be control characters, counted as characters.
+    body = "Über naïve Modelle, café résumé. " * 606 + "x" * 2
+    assert len(body) == 20_000
+    for controls, accepted in ((20, True), (21, False)):
+        text = "\x1b" * controls + body
+        if accepted:
+            assert decode(text.encode(encoding)).text == text
+        else:
+            with pytest.raises(UndecodableFile, match="binary file: 21 control characters"):
+                decode(text.encode(encoding))

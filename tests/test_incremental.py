@@ -206,3 +206,21 @@ def test_a_paragraph_as_written_is_kept_only_where_cleaning_changed_it(tmp_path)
     with connect(database, read_only=True) as con:
         stored = [raw for (raw,) in con.execute("select raw_text from raw.parsed_records order by record_no").fetchall()]
     assert stored == [None, ABSTRACTS[1].replace(" ", "\n", 3), f"{ABSTRACTS[2]}  "]
+
+
+def test_the_cache_stores_its_texts_as_prose_whatever_their_first_rows_look_like(tmp_path):
+    """The texts are compressed with FSST, named in the table, not chosen segment by segment:
+    a list of a few texts repeated, on which DuckDB itself would choose a dictionary, is no exception."""
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    repeated = (ABSTRACTS[i % 3] for i in range(3_000))
+    (folder / "repeated.txt").write_text("ICLR 2026 Papers\n\n" + "\n\n".join(repeated) + "\n")
+    database = tmp_path / "build.duckdb"
+    assert ingest(folder, database).records.height == 3_000
+    with connect(database, read_only=True) as con:
+        stored = dict(con.execute(
+            "select column_name, string_agg(distinct compression order by compression)"
+            " from pragma_storage_info('raw.parsed_records') where column_name in ('text', 'normalized_text', 'excerpt')"
+            " and segment_type = 'VARCHAR' group by column_name"
+        ).fetchall())
+    assert stored == {"text": "FSST", "normalized_text": "FSST", "excerpt": "FSST"}

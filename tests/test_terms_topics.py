@@ -199,6 +199,7 @@ def test_papers_split_counted_and_weighed_a_few_at_a_time_get_the_same_terms_and
     assert whole.aliases.height > 0  # acronyms expanded batch by batch, each with its paper's definition
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)  # 76 papers: 11 chunks, the last one short
     monkeypatch.setattr(terms, "_STARTS_PER_PART", 300)  # every length counted in parts, cut between papers
+    monkeypatch.setattr(terms, "_PAPERS_PER_WEIGHING", 5)  # 16 chunks weighed, two at a time, written in order
     assert_same_index(index_terms(papers(seed_abstracts())), whole)
 
 
@@ -212,6 +213,7 @@ def test_a_paper_with_more_words_than_16_bits_count_gets_its_full_counts():
 def test_terms_do_not_depend_on_the_order_of_the_papers(monkeypatch):
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)
     monkeypatch.setattr(terms, "_STARTS_PER_PART", 300)
+    monkeypatch.setattr(terms, "_PAPERS_PER_WEIGHING", 5)
     corpus = papers(seed_abstracts())
     assert_same_index(index_terms(corpus.sample(fraction=1.0, shuffle=True, seed=1)), index_terms(corpus))
 

@@ -152,11 +152,17 @@ def duckdb_type(dtype: pl.DataType) -> str:
     return _POLARS_TO_DUCKDB[dtype]
 
 
-def create_table(con: duckdb.DuckDBPyConnection, table: str, schema: dict[str, pl.DataType]) -> None:
-    """An empty ``raw.<table>`` with these columns, declared. Not ``create table as`` an empty
-    frame: DuckDB 1.5.6 then loses the rows of a later append of a row group or more made in
-    the same transaction (they count 0, before and after the commit)."""
-    column_declarations = ", ".join(f'"{name}" {duckdb_type(dtype)}' for name, dtype in schema.items())
+def create_table(con: duckdb.DuckDBPyConnection, table: str, schema: dict[str, pl.DataType],
+                 compression: dict[str, str] | None = None) -> None:
+    """An empty ``raw.<table>`` with these columns, declared, each stored with the ``compression``
+    method named for it (DuckDB's choice for the others). Not ``create table as`` an empty frame:
+    DuckDB 1.5.6 then loses the rows of a later append of a row group or more made in the same
+    transaction (they count 0, before and after the commit)."""
+    compression = compression or {}
+    column_declarations = ", ".join(
+        f'"{name}" {duckdb_type(dtype)}' + (f" using compression {compression[name]}" if name in compression else "")
+        for name, dtype in schema.items()
+    )
     con.execute(f'create schema if not exists "{RAW_SCHEMA}"')
     con.execute(f'create table "{RAW_SCHEMA}"."{table}" ({column_declarations})')
 
