@@ -86,3 +86,21 @@ def test_dagster_validates_the_workspace_without_deprecation_warnings():
     warnings = re.findall(r"(\w*Warning): (.*)", out.stdout + out.stderr)
     assert [w for w in warnings if "definitions_validate_command" not in w[1]] == []
 
+
+
+def test_the_runner_loads_without_collection_and_leaves_the_collector_on():
+    """`paperhouse run` loads Dagster with the garbage collector off (its sweeps over what is being
+    imported are wasted), then freezes what it imported and turns the collector back on: left off,
+    a run's cyclic garbage would never be freed."""
+    program = (
+        "import gc\n"
+        "from paperhouse.cli import load_runner\n"
+        "sweeps = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and sweeps.append(info['generation']))\n"
+        "load_runner()\n"
+        "print(len(sweeps), gc.isenabled(), gc.get_freeze_count() > 100_000)\n"
+    )
+    command = [str(venv_executable("python")), "-c", program]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "True", "True"]
