@@ -87,7 +87,6 @@ def test_dagster_validates_the_workspace_without_deprecation_warnings():
     assert [w for w in warnings if "definitions_validate_command" not in w[1]] == []
 
 
-
 def test_the_runner_loads_without_collection_and_leaves_the_collector_on():
     """`paperhouse run` loads Dagster with the garbage collector off (its sweeps over what is being
     imported are wasted), then freezes what it imported and turns the collector back on: left off,

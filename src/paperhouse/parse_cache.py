@@ -49,6 +49,9 @@ FILES_SCHEMA = {
     "parsed_at": pl.Datetime("us"),  # UTC
     "parsed_by_run": pl.String,
 }
+# The cache's tables: their columns and how their texts are stored. The staged rows are laid out as
+# the records they become (a first build renames the staged table into the cache).
+_TABLES = {RECORDS_TABLE: (PARSED_RECORD_SCHEMA, TEXT_COMPRESSION), FILES_TABLE: (FILES_SCHEMA, None)}
 SOURCE_RECORDS_VIEW = f"""
     create view {RAW_SCHEMA}.source_records as
     select {", ".join(SOURCE_RECORD_SCHEMA)}
@@ -84,7 +87,7 @@ def ingest(
     version = parser_version(rules)
     known = set() if full_refresh else known_contents(con, version)
     con.execute(f"drop table if exists {RAW_SCHEMA}.{STAGING_TABLE}")  # what a killed run staged
-    create_table(con, STAGING_TABLE, PARSED_RECORD_SCHEMA, TEXT_COMPRESSION)
+    create_table(con, STAGING_TABLE, *_TABLES[RECORDS_TABLE])
     cache = _CacheWriter(con)
     folder = read_folder(seeds_dir, cache.keep, rules, known=known, glob=glob)
     cache.flush()
@@ -244,8 +247,7 @@ def _every_file_has_a_record(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
-    tables = ((RECORDS_TABLE, PARSED_RECORD_SCHEMA, TEXT_COMPRESSION), (FILES_TABLE, FILES_SCHEMA, None))
-    for table, schema, compression in tables:
+    for table, (schema, compression) in _TABLES.items():
         if not table_exists(con, RAW_SCHEMA, table):
             create_table(con, table, schema, compression)
 
