@@ -291,8 +291,10 @@ def campaign(tmp_path_factory) -> Campaign:
                 pass
     from dagster import DagsterInstance
 
-    with DagsterInstance.from_config(str(home)) as instance:
-        c.observed["dagster_runs"] = [run.status.value for run in instance.get_runs()]
+    with pytest.MonkeyPatch.context() as patch:  # the event log is found by DAGSTER_HOME (dagster.yaml)
+        patch.setenv("DAGSTER_HOME", str(home))
+        with DagsterInstance.from_config(str(home)) as instance:
+            c.observed["dagster_runs"] = [run.status.value for run in instance.get_runs()]
     (root / "campaign.json").write_text(json.dumps(
         {"processes": [{k: v for k, v in e.items() if k != "output"} for e in c.log],
          "readers": {mode: {k: v for k, v in t.items() if k != "versions"} for mode, t in c.observed["readers"].items()},

@@ -1,0 +1,124 @@
+"""The instance's event log (orchestration/event_log.py, named in dagster.yaml): Dagster's files in
+Dagster's place, the index kept open, each run's own file closed after every event."""
+
+import os
+import sqlite3
+
+import pytest
+from dagster import (
+    AssetCheckResult,
+    DagsterEventType,
+    DagsterInstance,
+    asset,
+    asset_check,
+    materialize,
+)
+from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from orchestration.event_log import ENGINES_KEPT, CachedEngineSqliteEventLogStorage
+from paperhouse.settings import PROJECT_ROOT
+
+CHECKS = 5
+
+
+@asset
+def numbers() -> list[int]:
+    return [1, 2, 3]
+
+
+def _check(number: int):
+    @asset_check(asset=numbers, name=f"holds_{number}")
+    def _holds(numbers: list[int]) -> AssetCheckResult:
+        return AssetCheckResult(passed=number in numbers)
+
+    return _holds
+
+
+ASSETS = [numbers, *(_check(n) for n in range(1, CHECKS + 1))]
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A Dagster home configured by the project's dagster.yaml, as `make` sets one up."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").symlink_to(PROJECT_ROOT / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+def _storage(instance: DagsterInstance) -> CachedEngineSqliteEventLogStorage:
+    storage = instance.event_log_storage
+    assert isinstance(storage, CachedEngineSqliteEventLogStorage)
+    return storage
+
+
+def test_runs_are_stored_where_and_as_dagsters_default_storage_reads_them(home):
+    with DagsterInstance.get() as instance:
+        result = materialize(ASSETS, instance=instance)
+        assert result.success
+        stored = instance.get_records_for_run(result.run_id).records
+    default = SqliteEventLogStorage(str(home / "history" / "runs"))  # what Dagster uses without the setting
+    read = default.get_records_for_run(result.run_id).records
+    assert [r.storage_id for r in read] == [r.storage_id for r in stored]
+    checks = [r for r in read if r.event_log_entry.dagster_event_type == DagsterEventType.ASSET_CHECK_EVALUATION]
+    assert len(checks) == CHECKS
+    assert default.get_latest_materialization_events([numbers.key])[numbers.key].run_id == result.run_id
+
+
+def test_the_index_stays_open_and_a_runs_own_file_is_closed_after_each_event(home):
+    """The webserver sees a run's new events when its file is checkpointed, on close."""
+    opened: list[str] = []
+
+    def count(dbapi_connection, _record) -> None:
+        opened.append(os.path.basename(dbapi_connection.execute("pragma database_list").fetchone()[2]))
+
+    with DagsterInstance.get() as instance:
+        assert materialize(ASSETS, instance=instance).success  # the index is created and opened
+        event.listen(Engine, "connect", count)
+        try:
+            result = materialize(ASSETS, instance=instance)
+        finally:
+            event.remove(Engine, "connect", count)
+        run_file = home / "history" / "runs" / f"{result.run_id}.db"
+        assert not run_file.with_name(run_file.name + "-wal").exists()  # nothing left unseen by the watcher
+        run_events = len(instance.get_records_for_run(result.run_id).records)
+        index_events = len(instance.fetch_materializations(numbers.key, limit=10).records)
+    assert index_events == 2
+    assert opened.count(f"{INDEX_SHARD_NAME}.db") == 0
+    assert opened.count(run_file.name) >= run_events
+    with sqlite3.connect(run_file) as con:  # Dagster's own journal mode, which its watcher relies on
+        assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
+
+
+def test_engines_are_kept_for_the_latest_files_only(home):
+    with DagsterInstance.get() as instance:
+        storage = _storage(instance)
+        for _ in range(ENGINES_KEPT + 2):
+            assert materialize(ASSETS, instance=instance).success
+        assert len(storage._engines) == ENGINES_KEPT
+        assert INDEX_SHARD_NAME in storage._engines
+        assert len(instance.get_runs()) == ENGINES_KEPT + 2
+
+
+def test_a_forked_process_opens_the_index_again_and_stores_beside_its_parent(home):
+    with DagsterInstance.get() as instance:
+        storage = _storage(instance)
+        assert materialize(ASSETS, instance=instance).success
+        parents_index = storage._engines[INDEX_SHARD_NAME]
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only when it stored its run through an index of its own
+            try:
+                ok = materialize(ASSETS, instance=instance).success
+                os._exit(0 if ok and storage._engines[INDEX_SHARD_NAME] is not parents_index else 1)
+            except BaseException:
+                os._exit(2)
+        assert os.waitpid(pid, 0)[1] == 0
+        assert materialize(ASSETS, instance=instance).success
+        assert storage._engines[INDEX_SHARD_NAME] is parents_index
+        assert len(instance.get_runs()) == 3
+        materializations = instance.fetch_materializations(numbers.key, limit=10).records
+        assert len(materializations) == 3
