@@ -29,6 +29,8 @@ from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool, QueuePool
 
+from paperhouse.settings import dagster_home
+
 # Engines kept, the least recently used dropped first: the index, the run being written and the
 # runs being watched. The webserver reads any number of runs; an engine per run ever shown would
 # only grow.
@@ -39,7 +41,10 @@ class CachedEngineSqliteEventLogStorage(SqliteEventLogStorage):
     """``SqliteEventLogStorage`` with an engine per file and the index file kept open.
 
     Without ``base_dir`` in ``dagster.yaml`` the files are where Dagster's default storage keeps
-    them, ``$DAGSTER_HOME/history/runs``, so the history of runs stored before stays readable.
+    them, ``history/runs`` in the instance's folder, so the history of runs stored before stays
+    readable. A storage class is not told that folder: it is ``$DAGSTER_HOME``, else the
+    project's ``.dagster`` (a `dagster` command run without DAGSTER_HOME makes a temporary
+    instance, and passes this configuration, not a folder, to the processes it starts).
     """
 
     def __init__(self, base_dir: str, inst_data=None) -> None:
@@ -54,7 +59,7 @@ class CachedEngineSqliteEventLogStorage(SqliteEventLogStorage):
 
     @classmethod
     def from_config_value(cls, inst_data, config_value) -> CachedEngineSqliteEventLogStorage:
-        base_dir = config_value.get("base_dir") or os.path.join(os.environ["DAGSTER_HOME"], "history", "runs")
+        base_dir = config_value.get("base_dir") or str(dagster_home() / "history" / "runs")
         return cls(base_dir, inst_data=inst_data)
 
     @contextmanager

@@ -2,6 +2,7 @@
 the project is parsed once per warehouse until a file changes. A two-model project with the
 real profile (so its `keep_open: true`, and the worker closing the database after a command, is what is tested)."""
 
+import gc
 import json
 import os
 import shutil
@@ -71,7 +72,10 @@ def worker():
 
 def test_results_stream_as_dbt_events_and_the_database_is_let_go_of(worker, project, tmp_path):
     database = tmp_path / "tiny.duckdb"
-    worker.prepare(project, project / "target", database).result()
+    frozen = worker.submit(gc.get_freeze_count).result()
+    # The parse stays in the worker (nothing comes back to unpickle), frozen out of later sweeps.
+    assert worker.prepare(project, project / "target", database).result() is None
+    assert worker.submit(gc.get_freeze_count).result() > frozen
     results = [summary(e) for e in worker.run(["build"], project, project / "target", database)]
     assert ("LogModelResult", "numbers", "success") in results
     assert ("LogModelResult", "odd_numbers", "success") in results

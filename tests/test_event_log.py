@@ -122,3 +122,15 @@ def test_a_forked_process_opens_the_index_again_and_stores_beside_its_parent(hom
         assert len(instance.get_runs()) == 3
         materializations = instance.fetch_materializations(numbers.key, limit=10).records
         assert len(materializations) == 3
+
+
+def test_without_dagster_home_the_files_go_to_the_working_folders_dagster_home(tmp_path, monkeypatch):
+    """As `paperhouse ui` and `make` place the instance; every process a `dagster` command starts
+    computes the same folder from the same configuration."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    storage = CachedEngineSqliteEventLogStorage.from_config_value(None, {})
+    try:
+        assert (tmp_path / ".dagster" / "history" / "runs" / f"{INDEX_SHARD_NAME}.db").exists()
+    finally:
+        storage.dispose()

@@ -20,8 +20,11 @@ from pathlib import Path
 import duckdb
 
 from paperhouse import locking
-from paperhouse.settings import BUNDLED_SEEDS, DBT_PROJECT_DIR, WORKSPACE_FILE, resolve_paths, venv_executable
+from paperhouse.settings import (
+    BUNDLED_SEEDS, DBT_PROJECT_DIR, WORKSPACE_FILE, dagster_home, resolve_paths, venv_executable,
+)
 from paperhouse.warehouse import connect_reader
+from paperhouse.workers import loading_for_good
 
 SUMMARY_SQL = """
     select
@@ -58,20 +61,11 @@ def _fail(message: str, code: int = 1) -> int:
 def load_runner():
     """``orchestration.runner.run_all``, loaded as a process that runs the pipeline loads it (the
     `paperhouse run` command, the bench's pipeline)."""
-    # Dagster, dagster-dbt and the dbt they import make objects that live as long as the process:
-    # the collector's sweeps over them as they load are wasted (0.55-0.7 s of a seeds run's 0.85-1.1 s
-    # of collection), and once loaded they are frozen out of its later ones (0.6 s of a run's 1.3 s).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with loading_for_good():
         from paperhouse.quality import suite_worker
 
         suite_worker()  # imports Great Expectations on the other core while Dagster loads here
         from orchestration.runner import run_all
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
     return run_all
 
 
@@ -124,8 +118,8 @@ def _one_row(con: duckdb.DuckDBPyConnection, sql: str) -> dict:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    os.environ.setdefault("DAGSTER_HOME", str(Path(".dagster").resolve()))
-    Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = str(dagster_home())
+    dagster_home().mkdir(parents=True, exist_ok=True)
     command = [venv_executable("dagster"), "dev", "-w", str(WORKSPACE_FILE), "-h", args.host, "-p", str(args.port)]
     return subprocess.call(command)
 

@@ -64,6 +64,12 @@ class Paths:
         return self.build_dir / "run.lock"
 
 
+def dagster_home() -> Path:
+    """The Dagster instance's folder: ``$DAGSTER_HOME``, else ``.dagster`` in the working folder,
+    where `make` and `paperhouse ui` keep it."""
+    return Path(os.environ.get("DAGSTER_HOME") or ".dagster").resolve()
+
+
 def venv_executable(name: str) -> str:
     """A command installed beside the running Python (dbt, dagster), so no activated venv is needed."""
     return str(Path(sys.executable).parent / name)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import multiprocessing
 import os
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 # Spawned, not forked: the parent runs Polars' and Dagster's threads.
 SPAWN = multiprocessing.get_context("spawn")
@@ -42,7 +44,24 @@ def _start(parent: int, initializer: Callable[..., None], initargs: tuple) -> No
     # Stopped by its pool, a worker has nothing left to save; tearing down the thousands of
     # modules that GX or dbt import would hold up the run's exit by about a second.
     atexit.register(_exit_now)
-    initializer(*initargs)
+    with loading_for_good():
+        initializer(*initargs)
+
+
+@contextmanager
+def loading_for_good() -> Iterator[None]:
+    """Load what lives as long as the process (Dagster, dbt, GX, a parsed dbt project) with the
+    garbage collector off, then freeze it out of the collector's later sweeps. Its sweeps over
+    objects being loaded find nothing to free: 0.55-0.7 s of a seeds run's 0.85-1.1 s of
+    collection went to them in the run's process, and 0.55 s in the GX worker's import."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def _exit_now() -> None:
