@@ -6,8 +6,8 @@ creates a SQLAlchemy engine, opens the file, commits, closes it and disposes of 
 run stores each of its ~480 events (most of them dbt's tests as asset check evaluations and
 Dagster's step outputs) with one to four such statements: 1,839 engines in one build of the
 bundled seeds, each compiling its insert again. Closing the last connection to a file in WAL
-mode also checkpoints it. That was 7-8 s of a 17-21 s `paperhouse run` of the seeds (against
-1-2 s with an in-memory instance), measured on a slow hour of this machine.
+mode also checkpoints it. That was 6.7-8.0 s of a 17-21 s `paperhouse run` of the seeds,
+measured on a slow hour of this machine (3.5-3.7 s here).
 
 Here each file keeps its engine for the life of the process, and the index file its one open
 connection. A run's own file is still opened and closed per statement: its checkpoint on close is

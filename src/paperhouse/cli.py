@@ -118,8 +118,9 @@ def _one_row(con: duckdb.DuckDBPyConnection, sql: str) -> dict:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    os.environ["DAGSTER_HOME"] = str(dagster_home())
-    dagster_home().mkdir(parents=True, exist_ok=True)
+    home = dagster_home()
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = str(home)
     command = [venv_executable("dagster"), "dev", "-w", str(WORKSPACE_FILE), "-h", args.host, "-p", str(args.port)]
     return subprocess.call(command)
 
