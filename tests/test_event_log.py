@@ -1,8 +1,10 @@
 """The instance's event log (orchestration/event_log.py, named in dagster.yaml): Dagster's files in
-Dagster's place, the index kept open, each run's own file closed after every event."""
+Dagster's place, each opened once, and a live run's events still seen by the UI's watcher."""
 
 import os
+import queue
 import sqlite3
+from pathlib import Path
 
 import pytest
 from dagster import (
@@ -69,12 +71,11 @@ def test_runs_are_stored_where_and_as_dagsters_default_storage_reads_them(home):
     assert default.get_latest_materialization_events([numbers.key])[numbers.key].run_id == result.run_id
 
 
-def test_the_index_stays_open_and_a_runs_own_file_is_closed_after_each_event(home):
-    """The webserver sees a run's new events when its file is checkpointed, on close."""
+def test_a_second_run_opens_no_file_again(home):
     opened: list[str] = []
 
     def count(dbapi_connection, _record) -> None:
-        opened.append(os.path.basename(dbapi_connection.execute("pragma database_list").fetchone()[2]))
+        opened.append(dbapi_connection.execute("pragma database_list").fetchone()[2])
 
     with DagsterInstance.get() as instance:
         assert materialize(ASSETS, instance=instance).success  # the index is created and opened
@@ -83,15 +84,40 @@ def test_the_index_stays_open_and_a_runs_own_file_is_closed_after_each_event(hom
             result = materialize(ASSETS, instance=instance)
         finally:
             event.remove(Engine, "connect", count)
-        run_file = home / "history" / "runs" / f"{result.run_id}.db"
-        assert not run_file.with_name(run_file.name + "-wal").exists()  # nothing left unseen by the watcher
-        run_events = len(instance.get_records_for_run(result.run_id).records)
-        index_events = len(instance.fetch_materializations(numbers.key, limit=10).records)
-    assert index_events == 2
-    assert opened.count(f"{INDEX_SHARD_NAME}.db") == 0
-    assert opened.count(run_file.name) >= run_events
-    with sqlite3.connect(run_file) as con:  # Dagster's own journal mode, which its watcher relies on
-        assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
+        assert len(instance.fetch_materializations(numbers.key, limit=10).records) == 2
+    event_files = [path for path in opened if Path(path).parent == home / "history" / "runs"]
+    # Only the new run's file: created, then opened for all of its ~60 events.
+    assert set(event_files) == {str(home / "history" / "runs" / f"{result.run_id}.db")}
+    assert len(event_files) <= 2
+
+
+def test_the_ui_sees_each_event_of_a_live_run_as_it_is_stored(home):
+    """The webserver watches a run's file (not its write-ahead log) for new events."""
+    with DagsterInstance.get() as writer, DagsterInstance.get() as webserver:
+        run = materialize(ASSETS, instance=writer).dagster_run
+        seen: queue.Queue = queue.Queue()
+        stored_so_far = webserver.get_records_for_run(run.run_id).cursor
+        webserver.event_log_storage.watch(run.run_id, stored_so_far, lambda entry, _cursor: seen.put(entry.message))
+        try:
+            for n in range(3):
+                writer.report_engine_event(f"event {n}", run)
+                assert seen.get(timeout=10) == f"event {n}"
+        finally:
+            webserver.event_log_storage.end_watch(run.run_id, seen.put)
+        run_file = home / "history" / "runs" / f"{run.run_id}.db"
+        with sqlite3.connect(run_file) as con:  # Dagster's own journal mode, which the watcher relies on
+            assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_wiped_history_takes_new_runs(home):
+    """`instance.wipe()` deletes the run files under engines this storage keeps."""
+    with DagsterInstance.get() as instance:
+        assert materialize(ASSETS, instance=instance).success
+        instance.wipe()
+        result = materialize(ASSETS, instance=instance)
+        assert result.success
+        assert len(instance.get_records_for_run(result.run_id).records) > CHECKS
+        assert (home / "history" / "runs" / f"{result.run_id}.db").exists()
 
 
 def test_engines_are_kept_for_the_latest_files_only(home):
