@@ -1,4 +1,4 @@
-"""Dagster's SQLite event log (``dagster.yaml``), with its engines kept and the index file left open.
+"""Dagster's SQLite event log (``dagster.yaml``), each file opened once per process, not per statement.
 
 Dagster's ``SqliteEventLogStorage`` keeps one SQLite file per run, where the webserver watches
 for the run's new events, and an index file of asset and check events. For every statement it
@@ -35,8 +35,8 @@ from sqlalchemy.pool import QueuePool
 from paperhouse.settings import dagster_home
 
 # Engines (each with its connection) kept, the least recently used dropped first: the index, the
-# run being written and the runs being watched. The webserver reads any number of runs; an engine per run ever shown would
-# only grow.
+# run being written and the runs being watched. The webserver reads any number of runs; an engine
+# per run ever shown would only grow.
 ENGINES_KEPT = 8
 
 
@@ -99,11 +99,11 @@ class CachedEngineSqliteEventLogStorage(SqliteEventLogStorage):
             return self._engines[shard]
         if len(self._engines) >= ENGINES_KEPT:
             self._engines.popitem(last=False)[1].dispose()
-        engine = self._engines[shard] = create_engine(
+        self._engines[shard] = create_engine(
             self.conn_string_for_shard(shard), poolclass=QueuePool, pool_size=1,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
         )
-        return engine
+        return self._engines[shard]
 
     def _dispose_engines(self, close: bool) -> None:
         for engine in self._engines.values():
