@@ -280,30 +280,48 @@ def test_empty_corpus_gives_empty_typed_tables():
     assert model.topic_terms.schema == pl.Schema(TOPIC_TERM_SCHEMA) and model.topic_terms.height == 0
 
 
-def test_analyse_lets_go_of_the_texts_before_it_counts_the_terms(monkeypatch):
-    # At 10^6 papers the texts are 3.6 GB: held through the counting, they made most of its peak.
-    given, alive_while_counting = [], []
+def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[bool]]:
+    """Analyse 40 seed papers with names found slower than the terms' reading, as at 10^6 papers:
+    whether the texts given to the words and to the names are still alive, and whether the names
+    are found, when the counting starts."""
+    given, alive_while_counting, names_found_while_counting, found = {}, [], [], []
 
     def read_words(frame: pl.DataFrame) -> terms.PaperWords:
-        given.append(weakref.ref(frame))
+        given["words"] = weakref.ref(frame)
         return terms.read_words(frame)
 
     def slow_method_names(frame: pl.DataFrame) -> pl.DataFrame:
-        given.append(weakref.ref(frame))
-        time.sleep(0.5)  # slower than the terms' reading, as at 10^6: the counting waits for the names
-        return extract_method_names(frame)
+        given["names"] = weakref.ref(frame)
+        time.sleep(0.5)
+        names = extract_method_names(frame)
+        found.append(True)
+        return names
 
     def index_words(words: terms.PaperWords) -> terms.TermIndex:
-        alive_while_counting.append([ref() is not None for ref in given])
+        alive_while_counting.append({reader: ref() is not None for reader, ref in given.items()})
+        names_found_while_counting.append(bool(found))
         return terms.index_words(words)
 
     monkeypatch.setattr(analysis, "read_words", read_words)
     monkeypatch.setattr(analysis, "extract_method_names", slow_method_names)
     monkeypatch.setattr(analysis, "index_words", index_words)
     # Handed over, not held: pytest's rewriting of an assert would keep the argument alive.
-    found = analysis.analyse(papers(seed_abstracts()[:40]))
-    assert found.index.terms.height > 0
-    assert alive_while_counting == [[False, False]]
+    result = analysis.analyse(papers(seed_abstracts()[:40]))
+    assert result.index.terms.height > 0 and result.names.height == 40
+    return alive_while_counting, names_found_while_counting
+
+
+def test_analyse_lets_go_of_large_texts_before_it_counts_the_terms(monkeypatch):
+    # At 10^6 papers the texts are 3.6 GB: held through the counting, they made most of its peak.
+    monkeypatch.setattr(analysis, "TEXTS_KEPT_WHILE_COUNTING", 0)  # these texts count as large
+    alive, names_found = _analyse_with_slow_names(monkeypatch)
+    assert alive == [{"words": False, "names": False}] and names_found == [True]
+
+
+def test_analyse_counts_the_terms_of_small_texts_while_the_names_are_found(monkeypatch):
+    # At 10^5 papers (0.1 GB of texts) waiting for the names left a core idle for 4.5 s.
+    alive, names_found = _analyse_with_slow_names(monkeypatch)
+    assert names_found == [False] and not alive[0]["words"]
 
 
 def test_the_counts_are_let_go_before_the_weighed_rows_become_the_result(monkeypatch):

@@ -12,6 +12,10 @@ from paperhouse.similar import similar_papers
 from paperhouse.terms import TermIndex, index_words, read_words
 from paperhouse.topics import TopicModel, fit_topics, import_sklearn
 
+# Texts of up to this many bytes may stay alive through the counting of the terms (10^5 papers:
+# 0.1 GB); past it the counting waits for the method names, the texts' last reader, to finish.
+TEXTS_KEPT_WHILE_COUNTING = 512 << 20
+
 
 @dataclass(frozen=True)
 class CorpusAnalysis:
@@ -27,26 +31,32 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
 
     While the terms are indexed here, a second thread imports scikit-learn (1.2 s) and finds the
     method names: much of the terms' work leaves the second core idle (a one-thread Polars
-    kernel here, a Python loop there), and the names fill it, 3-5 s of their 5 s at 10^5
-    papers. Then the topic model runs there and the neighbour search here: both release the GIL,
-    so on two cores they overlap. The topic model's fits take both cores (see ``fit_topics``), so
-    the search's k-means runs on one OpenMP thread beside them: its second thread only spun
-    against the fits (at 10^5 papers both together took 11.6 s with it, 9.2-10.1 s without).
+    kernel here, a Python loop there), and the names fill it. Then the topic model runs there
+    and the neighbour search here: both release the GIL, so on two cores they overlap. The topic
+    model's fits take both cores (see ``fit_topics``), so the search's k-means runs on one OpenMP
+    thread beside them: its second thread only spun against the fits (at 10^5 papers both
+    together took 11.6 s with it, 9.2-10.1 s without).
+
+    The counting of the terms, the step's peak, starts while the names are still being found
+    unless their texts are more than ``TEXTS_KEPT_WHILE_COUNTING``: then it waits for them, so
+    that the texts are gone by then (10^6 papers: the two side by side peaked at 10.8 GB).
     """
     from threadpoolctl import threadpool_limits
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(import_sklearn)
-        names = pool.submit(extract_method_names, papers.select("paper_id", "text"))
+        texts = papers.select("paper_id", "text")
+        texts_are_small = texts.estimated_size() <= TEXTS_KEPT_WHILE_COUNTING
+        names = pool.submit(extract_method_names, texts)
+        del texts
         words = read_words(papers)
-        # The texts go once the names are found too, so the counting, the step's peak, holds only
-        # numbers: it waits for the names (10^6 papers: the two side by side peaked at 10.8 GB).
-        # A caller that keeps its own reference keeps them: pass the frame, don't hold it.
+        # A caller that keeps its own reference keeps the texts: pass the frame, don't hold it.
         del papers
-        method_names = names.result()
+        if not texts_are_small:
+            names.result()
         index = index_words(words)
         topics = pool.submit(fit_topics, index.weights)
         import_sklearn()  # scikit-learn loads the OpenMP runtime that the limit sets
         with threadpool_limits(limits=1, user_api="openmp"):
             similar = similar_papers(index.weights)
-        return CorpusAnalysis(index, topics.result(), similar, method_names)
+        return CorpusAnalysis(index, topics.result(), similar, names.result())
