@@ -319,7 +319,7 @@ def test_analyse_lets_go_of_large_texts_before_it_counts_the_terms(monkeypatch):
 
 
 def test_analyse_counts_the_terms_of_small_texts_while_the_names_are_found(monkeypatch):
-    # At 10^5 papers (0.1 GB of texts) waiting for the names left a core idle for 4.5 s.
+    # At 10^5 papers (0.15 GB of texts) waiting for the names left a core idle for 4.5 s.
     alive, names_found = _analyse_with_slow_names(monkeypatch)
     assert names_found == [False] and not alive[0]["words"]
 

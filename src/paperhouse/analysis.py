@@ -13,7 +13,7 @@ from paperhouse.terms import TermIndex, index_words, read_words
 from paperhouse.topics import TopicModel, fit_topics, import_sklearn
 
 # Texts of up to this many bytes may stay alive through the counting of the terms (10^5 papers:
-# 0.1 GB); past it the counting waits for the method names, the texts' last reader, to finish.
+# 0.15 GB); past it the counting waits for the method names, the texts' last reader, to finish.
 TEXTS_KEPT_WHILE_COUNTING = 512 << 20
 
 
