@@ -1,5 +1,6 @@
 """Dedup decisions on real abstracts from the bundled seeds and their typical variants."""
 
+import itertools
 import random
 import textwrap
 
@@ -192,3 +193,11 @@ def test_shingle_rows_stay_in_text_order_when_short_texts_give_their_words_inste
     assert shingles["doc"].to_list() == [0, 0, 1, 2]
     words, _ = dedup.shingle_table(pl.Series([["transformers"]]), shingle_size=3)
     assert shingles.filter(pl.col("doc") == 1)["hash"].to_list() == words["hash"].to_list()
+
+
+def test_a_shingle_hash_tells_every_order_of_its_words_apart_and_is_the_same_in_every_text():
+    orders = [list(order) for order in itertools.permutations(["sparse", "attention", "heads"])]
+    _, shingles = dedup.shingle_table(pl.Series(orders + [["we", "study", *orders[0]]]), shingle_size=3)
+    hashes = shingles["hash"].to_list()
+    assert len(set(hashes[:6])) == 6  # one shingle per order
+    assert hashes[6:].count(hashes[0]) == 1 and len(set(hashes[6:])) == 3  # the same words, in another text
