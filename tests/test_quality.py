@@ -3,7 +3,6 @@
 import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -88,38 +87,6 @@ def test_a_table_validated_in_parts_gives_the_outcomes_of_the_whole(con, monkeyp
     assert _outcomes(in_parts) == _outcomes(whole)
     failed = {column for (_, column), (success, _, _) in _outcomes(whole).items() if not success}
     assert failed == {"paper_id", "term", "weight", "['paper_id', 'term']"}
-
-
-def test_the_warehouse_validates_each_suite_as_alone_while_pulling_the_next_ones_rows_ahead(con, monkeypatch):
-    # A valid table, a table missing a column (its rows cannot be pulled), a missing table, a failing table.
-    _topic_weights(con, [("p_1", 1, 0.75), ("p_2", 1, 1.0)])
-    con.execute("create table raw.topic_term_weights (topic_id integer, term varchar)")
-    con.execute("create table raw.topics (topic_id integer, label varchar, n_papers integer, coherence double)")
-    con.execute("insert into raw.topics values (1, 'graphs', 2, 0.5), (1, null, 3, 2.0)")
-    suites = tuple(SUITES_BY_NAME[name] for name in
-                   ("raw.topic_paper_weights", "raw.topic_term_weights", "marts.papers", "raw.topics"))
-    alone = [validate_suite(con, suite) for suite in suites]
-
-    # While the first suite's rows are validated, the second's are pulled: the validation waits for that pull.
-    second_pulled, waited = threading.Event(), []
-    pull, validate = quality._pandas_frame, quality._validate
-
-    def pulling(cursor, sql, *rest):
-        if "topic_term_weights" in sql:
-            second_pulled.set()
-        return pull(cursor, sql, *rest)
-
-    def validating(frame, expectations):
-        if list(frame.columns) == ["paper_id", "topic_id", "weight"]:
-            waited.append(second_pulled.wait(timeout=5))
-        return validate(frame, expectations)
-
-    monkeypatch.setattr(quality, "_pandas_frame", pulling)
-    monkeypatch.setattr(quality, "_validate", validating)
-    together = quality.validate_warehouse(con, suites)
-    assert waited == [True]
-    assert [(r.suite, r.success, _outcomes(r)) for r in together] == [(r.suite, r.success, _outcomes(r)) for r in alone]
-    assert [r.success for r in together] == [True, False, False, False]
 
 
 def test_parts_must_keep_the_rows_of_each_key_together():

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import atexit
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -395,8 +394,7 @@ def _observed(result: dict) -> Any:
     return observed
 
 
-def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite, pulled: Future | None = None) -> SuiteResult:
-    """``pulled``: the suite's rows (``_pull``) if they are already being pulled."""
+def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
     gx, _ = _gx()
     actual_types = con.execute(  # duckdb_columns(), not information_schema.columns: 15 ms less a table
         "select column_name, data_type || if(is_nullable, '', ' NOT NULL') from duckdb_columns()"
@@ -423,16 +421,15 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite, pulled: Future 
         return SuiteResult(suite.name, outcomes)
     facts = dict(zip(*_facts(con, suite.facts_sql))) if suite.facts_sql else {}
     if expectations := suite.expectations(gx.expectations, facts):
-        outcomes += _validate_rows(con, suite, expectations, pulled)
+        outcomes += _validate_rows(con, suite, expectations)
     return SuiteResult(suite.name, outcomes)
 
 
-def _validate_rows(con: duckdb.DuckDBPyConnection, suite: Suite, expectations: list,
-                   pulled: Future | None) -> list[Outcome]:
+def _validate_rows(con: duckdb.DuckDBPyConnection, suite: Suite, expectations: list) -> list[Outcome]:
     """The expectations' outcomes over the suite's rows: pulled whole, or by parts of ``parts_by``."""
     query, parts = _data_query(suite), _parts(con, suite)
     if parts == 1:
-        return _validate(pulled.result() if pulled else _pandas_frame(con, query), expectations)
+        return _validate(_pandas_frame(con, query), expectations)
     # A value's rows all land in one part. Typed: an untyped parameter made DuckDB widen every hash to a
     # HUGEINT, ten times slower than the scan.
     in_part = f'{query} where hash("{suite.parts_by}") % ?::ubigint = ?::ubigint'
@@ -484,23 +481,7 @@ def _facts(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], tuple]:
 
 
 def validate_warehouse(con: duckdb.DuckDBPyConnection, suites: tuple[Suite, ...] = SUITES) -> list[SuiteResult]:
-    """Each suite's result, in order. While GX validates a suite (Python, holding the interpreter),
-    the next one's rows are pulled on a second thread (DuckDB and Arrow leave it free): at 10^5
-    papers the pulls were 0.9 s of the suites' 3.9 s. One suite ahead, so two frames at most."""
-    results: list[SuiteResult] = []
-    with ThreadPoolExecutor(max_workers=1) as puller:
-        ahead = puller.submit(_pull, con.cursor(), suites[0]) if suites else None
-        for following, suite in enumerate(suites, start=1):
-            pulled, ahead = ahead, puller.submit(_pull, con.cursor(), suites[following]) if following < len(suites) else None
-            results.append(validate_suite(con, suite, pulled))
-    return results
-
-
-def _pull(cursor: duckdb.DuckDBPyConnection, suite: Suite):
-    """The suite's rows as one frame (None for a suite validated by parts), on its own cursor. Pulled
-    before the schema is checked: a failed pull is only read if the schema holds."""
-    with cursor:
-        return None if _parts(cursor, suite) > 1 else _pandas_frame(cursor, _data_query(suite))
+    return [validate_suite(con, suite) for suite in suites]
 
 
 class SuiteWorker(WorkerProcess):

@@ -12,8 +12,6 @@ reports its recall of the exact neighbours.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import polars as pl
 
@@ -75,12 +73,7 @@ def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limi
         visited = visits.ravel()
         order = np.argsort(visited, kind="stable")
         visitors = np.split(order // visits.shape[1], np.cumsum(np.bincount(visited, minlength=n_cells))[:-1])
-        # Cells are searched on two threads (matrix products and argmax passes leave the interpreter
-        # free): beside the topic model's fits they only share its cores, and once the fits are done
-        # (at 10^6 papers long before the search) the search has both.
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            found = list(pool.map(lambda cell: _neighbours(vectors, np.sort(visitors[cell]), members[cell], k),
-                                  range(n_cells)))
+        found = [_neighbours(vectors, np.sort(visitors[cell]), members[cell], k) for cell in range(n_cells)]
     source, target, score = (np.concatenate(parts) for parts in zip(*found))
     del found
     # Ranked on the papers' positions, which sort as their ids do (the ids are sorted): only the
