@@ -267,12 +267,12 @@ def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 
 def verify_pairs(pairs: pl.DataFrame, shingles: pl.DataFrame, word_sets: pl.DataFrame, params: DedupParams) -> pl.DataFrame:
-    """The evidence for each pair and the rule that merges it (null: kept apart)."""
-    # The two overlaps are NumPy sorts and searches, which leave the interpreter free: one per core.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        by_shingles, by_words = pool.map(lambda sets: set_overlap(pairs, sets), (shingles, word_sets))
-    by_shingles = by_shingles.select("a", "b", "jaccard", "containment", "min_size", "size_a", "size_b")
-    by_words = by_words.select("a", "b", word_jaccard="jaccard")
+    """The evidence for each pair and the rule that merges it (null: kept apart).
+
+    The two overlaps are computed one after the other: side by side on two threads they took 21.5 s
+    at 10^6 texts against 31.5-37.7 s, but raised dedup's peak from 7.5-7.7 to 9.8 GB."""
+    by_shingles = set_overlap(pairs, shingles).select("a", "b", "jaccard", "containment", "min_size", "size_a", "size_b")
+    by_words = set_overlap(pairs, word_sets).select("a", "b", word_jaccard="jaccard")
     evidence = by_shingles.join(by_words, on=["a", "b"])
     return evidence.with_columns(
         matched_by=pl.when(pl.col("jaccard") >= params.min_jaccard)
