@@ -1,4 +1,5 @@
 import re
+import threading
 import time
 import weakref
 
@@ -284,7 +285,8 @@ def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[b
     """Analyse 40 seed papers with names found slower than the terms' reading, as at 10^6 papers:
     whether the texts given to the words and to the names are still alive, and whether the names
     are found, when the counting starts."""
-    given, alive_while_counting, names_found_while_counting, found = {}, [], [], []
+    given, alive_while_counting, names_found_while_counting = {}, [], []
+    names_found = threading.Event()
 
     def read_words(frame: pl.DataFrame) -> terms.PaperWords:
         given["words"] = weakref.ref(frame)
@@ -294,12 +296,12 @@ def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[b
         given["names"] = weakref.ref(frame)
         time.sleep(0.5)
         names = extract_method_names(frame)
-        found.append(True)
+        names_found.set()
         return names
 
     def index_words(words: terms.PaperWords) -> terms.TermIndex:
         alive_while_counting.append({reader: ref() is not None for reader, ref in given.items()})
-        names_found_while_counting.append(bool(found))
+        names_found_while_counting.append(names_found.is_set())
         return terms.index_words(words)
 
     monkeypatch.setattr(analysis, "read_words", read_words)
