@@ -92,21 +92,33 @@ def test_a_second_run_opens_no_file_again(home):
 
 
 def test_the_ui_sees_each_event_of_a_live_run_as_it_is_stored(home):
-    """The webserver watches a run's file (not its write-ahead log) for new events."""
+    """The webserver sees each new event as it is committed to the run's write-ahead log, before any
+    checkpoint changes the run's file (Dagster's own watcher waits for the file to change)."""
     with DagsterInstance.get() as writer, DagsterInstance.get() as webserver:
         run = materialize(ASSETS, instance=writer).dagster_run
+        run_file = home / "history" / "runs" / f"{run.run_id}.db"
         seen: queue.Queue = queue.Queue()
         stored_so_far = webserver.get_records_for_run(run.run_id).cursor
         webserver.event_log_storage.watch(run.run_id, stored_so_far, lambda entry, _cursor: seen.put(entry.message))
         try:
             for n in range(3):
+                file_before = run_file.stat().st_mtime_ns
                 writer.report_engine_event(f"event {n}", run)
                 assert seen.get(timeout=10) == f"event {n}"
+                assert run_file.stat().st_mtime_ns == file_before  # no checkpoint per event
         finally:
             webserver.event_log_storage.end_watch(run.run_id, seen.put)
-        run_file = home / "history" / "runs" / f"{run.run_id}.db"
         with sqlite3.connect(run_file) as con:  # Dagster's own journal mode, which the watcher relies on
             assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
+
+
+def test_commits_do_not_wait_for_the_disk(home):
+    with DagsterInstance.get() as instance:
+        run_id = materialize(ASSETS, instance=instance).run_id
+        storage = _storage(instance)
+        for shard in (run_id, INDEX_SHARD_NAME):
+            with storage._connect(shard) as conn:
+                assert conn.exec_driver_sql("pragma synchronous").scalar() == 1  # NORMAL; FULL (2) syncs every commit
 
 
 def test_a_wiped_history_takes_new_runs(home):
