@@ -14,7 +14,9 @@ commit appends to the file's write-ahead log without waiting for the disk (``syn
 NORMAL``, SQLite's advice for WAL: a crash of the machine may lose the last events, never the
 file). Dagster's webserver learns of a run's new events from the run's ``.db`` changing, which
 only a checkpoint does; the webserver here also watches the run's write-ahead log, so a live
-run streams to the UI without a checkpoint after every event.
+run streams to the UI without a checkpoint after every event. A seeds run's 477 events were
+stored in 1.45-1.8 s with every file open and checkpointed after each use, then in 0.93-1.21 s
+against 1.64-2.11 s (alternately, one hour) without the checkpoints and syncs.
 """
 
 from __future__ import annotations
