@@ -29,7 +29,7 @@ import polars as pl
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from paperhouse.arrays import dense_codes, slices, sorted_unique
+from paperhouse.arrays import ColumnBuffer, dense_codes, slices, sorted_unique
 from paperhouse.normalize import joined_words
 
 _U64 = np.uint64
@@ -58,7 +58,7 @@ class DedupParams:
 
 # Texts signed together (about 9M shingles, 0.5 GB of working memory); two batches are signed at once.
 SIGNATURE_BATCH = 50_000
-# Candidate pairs whose signatures are compared at once (2 x 100 MB of 256-bin signatures).
+# Candidate pairs whose signatures (2 x 100 MB of 256-bin signatures) or sets are compared at once.
 _PAIRS_PER_CHUNK = 100_000
 # Keys hashed through Python strings at once (about 20 MB of them).
 _KEYS_PER_SLICE = 10_000
@@ -243,12 +243,17 @@ def set_overlap(pairs: pl.DataFrame, sets: pl.DataFrame) -> pl.DataFrame:
     first, last = np.searchsorted(member_doc, a, "left"), np.searchsorted(member_doc, a, "right")
     size_a = last - first
     size_b = np.searchsorted(member_doc, b, "right") - np.searchsorted(member_doc, b, "left")
-    # Each member of a, looked up among the members of b.
-    of_a = _ranges(first, last)
-    pair = np.repeat(np.arange(len(a)), size_a)
-    wanted = (b[pair].astype(_U64) << _U64(32)) | (members[of_a] & _MASK32)
-    found = members[np.minimum(np.searchsorted(members, wanted), len(members) - 1)] == wanted
-    shared = np.bincount(pair[found], minlength=len(a)).astype(np.float64)
+    # Each member of a, looked up among the members of b, a chunk of pairs at a time: all at once,
+    # the lookups (five arrays the size of every pair's members of a) were 1-2 GB at 10^6 texts.
+    shared = np.empty(len(a), dtype=np.float64)
+    for start in range(0, len(a), _PAIRS_PER_CHUNK):
+        chunk = slice(start, start + _PAIRS_PER_CHUNK)
+        chunk_sizes = size_a[chunk]
+        of_a = _ranges(first[chunk], last[chunk])
+        pair = np.repeat(np.arange(len(chunk_sizes)), chunk_sizes)
+        wanted = (b[chunk][pair].astype(_U64) << _U64(32)) | (members[of_a] & _MASK32)
+        found = members[np.minimum(np.searchsorted(members, wanted), len(members) - 1)] == wanted
+        shared[chunk] = np.bincount(pair[found], minlength=len(chunk_sizes))
     smaller = np.minimum(size_a, size_b).astype(np.float64)
     return pairs.with_columns(
         shared=shared,
@@ -337,13 +342,26 @@ def _signatures(keys: pl.Series, params: DedupParams) -> tuple[np.ndarray, np.nd
     return signature, sizes
 
 
-def _sets_of_pairs(pairs: pl.DataFrame, keys: pl.Series, params: DedupParams) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The shingle and word sets ``verify_pairs`` needs, built for the texts the pairs involve and no others."""
+def _sets_of_pairs(pairs: pl.DataFrame, keys: pl.Series, n_words: np.ndarray,
+                   params: DedupParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The shingle and word sets ``verify_pairs`` needs, built for the texts the pairs involve and
+    no others (``n_words``: the words of every text), ``SIGNATURE_BATCH`` texts at a time.
+
+    A batch's words are split out of its keys as strings and hashed; for all the involved texts
+    at once (most texts, at 10^6) that was the step's peak (``assign_papers`` alone: 5.3 GB here,
+    4.1 GB batched). The sets themselves, 12 bytes a word each, are written in place into columns
+    sized by the texts' words."""
     involved = sorted_unique(np.concatenate([pairs["a"].to_numpy(), pairs["b"].to_numpy()])).astype(np.uint32)
-    # shingle_table numbers the texts it is given 0, 1, ...: back to their numbers among all texts.
-    renumbered = lambda sets: sets.with_columns(doc=pl.Series(involved[sets["doc"].to_numpy()]))  # noqa: E731
-    word_sets, shingles = (renumbered(sets) for sets in shingle_table(_words_of(keys.gather(involved)), params.shingle_size))
-    return shingles, word_sets
+    capacity = int(n_words[involved].sum())
+    shingles, word_sets = (ColumnBuffer(capacity, {"doc": np.uint32, "hash": _U64}) for _ in range(2))
+    for batch in slices(pl.Series(involved), SIGNATURE_BATCH):
+        docs = batch.to_numpy()
+        words, shingled = shingle_table(_words_of(keys.gather(docs)), params.shingle_size)
+        # shingle_table numbers the texts it is given 0, 1, ...: back to their numbers among all texts.
+        for buffer, rows in ((word_sets, words), (shingles, shingled)):
+            buffer.append({"doc": docs[rows["doc"].to_numpy()], "hash": rows["hash"].to_numpy()})
+    frame = lambda buffer: pl.DataFrame({"doc": buffer["doc"], "hash": buffer["hash"]})  # noqa: E731
+    return frame(shingles), frame(word_sets)
 
 
 def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) -> pl.DataFrame:
@@ -378,7 +396,7 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
     del signature  # a gigabyte at a million texts, and verification does not need it
     # Every text merged into a paper is in a candidate pair, its paper's canonical text too: the
     # sets of the candidates serve the evidence against the canonical texts below as well.
-    shingles, word_sets = _sets_of_pairs(candidates, keys, params)
+    shingles, word_sets = _sets_of_pairs(candidates, keys, texts["n_words"].to_numpy(), params)
     del keys
     evidence = verify_pairs(candidates, shingles, word_sets, params)
     merged = evidence.filter(pl.col("matched_by").is_not_null())
