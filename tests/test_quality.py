@@ -1,9 +1,12 @@
 """The Great Expectations suites pass on good tables and fail, with observed values, on bad ones."""
 
+import gc
+import os
 import re
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import duckdb
@@ -220,3 +223,40 @@ def test_the_grain_check_returns_exactly_the_repeated_keys(hash_buckets):
         con.execute(f"create macro few_buckets(a, b) as hash(a, b) % {hash_buckets}")
         sql = sql.replace("hash(", "few_buckets(")
     assert sorted(con.execute(sql).fetchall(), key=str) == sorted([(7, "x2", 3), (None, "x1", 2)], key=str)
+
+
+def test_a_validated_frame_is_let_go_once_its_outcomes_are_read():
+    # GX's execution engine kept the last frame and its metrics until the next validation.
+    gx, _ = _gx()
+    frame = pd.DataFrame({"weight": [0.5, 1.0, 2.0]})
+    let_go = weakref.ref(frame)
+    (outcome,) = quality._validate(frame, [gx.expectations.ExpectColumnValuesToBeBetween(column="weight", max_value=1)])
+    del frame
+    gc.collect()
+    assert let_go() is None
+    assert not outcome.success and outcome.observed["unexpected_count"] == 1
+
+
+def _resident_mb(pid: int) -> float:
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_the_suite_worker_hands_back_what_a_validation_used(tmp_path: Path):
+    database = tmp_path / "w.duckdb"
+    with duckdb.connect(str(database)) as con:
+        con.execute("create schema raw")
+        con.execute(
+            "create table raw.topic_paper_weights as select 'p_' || (i // 30) as paper_id,"
+            " (i % 30)::integer as topic_id, 0.5::double as weight from range(3000000) as t(i)"
+        )
+    worker = SuiteWorker()
+    try:
+        pid = worker.pid
+        (small,) = worker.validate(database, [SUITES_BY_NAME["raw.check_evaluations"]])  # a missing table: loads GX
+        before = _resident_mb(pid)
+        (result,) = worker.validate(database, [SUITES_BY_NAME["raw.topic_paper_weights"]])
+        after = _resident_mb(pid)
+    finally:
+        worker.close()
+    assert result.success and not small.success
+    assert after - before < 100, f"the worker kept {after - before:.0f} MB after validating 3M rows"

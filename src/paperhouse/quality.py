@@ -372,6 +372,7 @@ def _validate(frame, expectations: list) -> list[Outcome]:
     # BASIC has all ``_observed`` reports (observed value, unexpected count and examples, missing
     # values); SUMMARY adds value counts of the unexpected values, a fifth of the validation time.
     result = batch_definition.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format="BASIC")
+    _forget_batch(batch_definition)
     return [
         Outcome(
             expectation=r.expectation_config.type,
@@ -381,6 +382,17 @@ def _validate(frame, expectations: list) -> list[Outcome]:
         )
         for r in result.results
     ]
+
+
+def _forget_batch(batch_definition) -> None:
+    """Let go of the frame just validated. GX's execution engine keeps the last batch and every
+    metric computed on it until the next validation: at 10^6 papers, 650 MB of the last part of
+    ``raw.paper_terms``, held by the suite worker through the corpus step that follows, the run's
+    peak. Its metric cache has no public handle."""
+    engine = batch_definition.data_asset.datasource.get_execution_engine()
+    engine.batch_manager.reset_batch_cache()
+    engine.batch_manager.batch_data_cache.clear()
+    engine._metric_cache.clear()
 
 
 def _observed(result: dict) -> Any:
@@ -510,4 +522,19 @@ def suite_worker() -> SuiteWorker:
 
 def _validate_file(database: str, suite_names: list[str]) -> list[SuiteResult]:
     with connect(Path(database), read_only=True) as con:
-        return validate_warehouse(con, tuple(SUITES_BY_NAME[name] for name in suite_names))
+        results = validate_warehouse(con, tuple(SUITES_BY_NAME[name] for name in suite_names))
+    _hand_back_free_memory()
+    return results
+
+
+def _hand_back_free_memory() -> None:
+    """In the worker, between steps: hand the memory freed by a validation back to the system.
+    Arrow's allocator and glibc's keep freed pages for the next allocation, and the worker's
+    next one may be minutes away, after the step with the run's peak (10^6 papers: the worker held
+    976 MB after ``raw.paper_terms``, 337 MB with GX's batch forgotten and these pages handed back)."""
+    import ctypes
+
+    import pyarrow
+
+    pyarrow.default_memory_pool().release_unused()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
