@@ -537,4 +537,6 @@ def _hand_back_free_memory() -> None:
     import pyarrow
 
     pyarrow.default_memory_pool().release_unused()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; other C libraries lack it
+    if malloc_trim is not None:
+        malloc_trim(0)
