@@ -2,7 +2,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from paperhouse.arrays import ColumnBuffer, dense_codes, slices, sorted_unique, stable_argsort
+from paperhouse.arrays import ColumnBuffer, FirstSeenNumbers, dense_codes, slices, sorted_unique, stable_argsort
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 1000])
@@ -26,6 +26,19 @@ def test_dense_codes_are_numpys_unique_and_inverse(size, dtype):
     expected_distinct, expected_codes = np.unique(values, return_inverse=True)
     assert np.array_equal(distinct, expected_distinct) and distinct.dtype == values.dtype
     assert np.array_equal(codes, expected_codes)
+
+
+def test_first_seen_numbers_agree_across_batches_in_order_of_first_sight():
+    values = np.random.default_rng(0).integers(0, 40, 1000)
+    expected: dict[int, int] = {}
+    for value in values.tolist():
+        expected.setdefault(value, len(expected))
+    numbers = FirstSeenNumbers(pl.Int64)
+    batches = [numbers.number(pl.Series(batch)) for batch in np.array_split(values, 7)]  # a value may recur later
+    assert pl.concat(batches).to_list() == [expected[value] for value in values.tolist()]
+    assert batches[0].dtype == pl.UInt32
+    assert numbers.values.to_list() == list(expected)
+    assert numbers.number(pl.Series([], dtype=pl.Int64)).len() == 0 and numbers.values.len() == len(expected)
 
 
 @pytest.mark.parametrize("height", [0, 1, 6, 7])

@@ -1,6 +1,7 @@
 import re
 import threading
 import time
+import tracemalloc
 import weakref
 
 import numpy as np
@@ -199,9 +200,20 @@ def test_papers_split_counted_and_weighed_a_few_at_a_time_get_the_same_terms_and
     whole = index_terms(papers(seed_abstracts()))
     assert whole.aliases.height > 0  # acronyms expanded batch by batch, each with its paper's definition
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)  # 76 papers: 11 chunks, the last one short
-    monkeypatch.setattr(terms, "_STARTS_PER_PART", 300)  # every length counted in parts, cut between papers
+    monkeypatch.setattr(terms, "_TOKENS_PER_PART", 300)  # numbered and counted in parts, cut between papers
     monkeypatch.setattr(terms, "_PAPERS_PER_WEIGHING", 5)  # 16 chunks weighed, two at a time, written in order
     assert_same_index(index_terms(papers(seed_abstracts())), whole)
+
+
+def test_ngrams_are_numbered_and_counted_a_part_of_the_corpus_at_a_time(monkeypatch):
+    # Numbered over the whole corpus at once, 10^6 papers' n-grams peaked at 7.2 GB (a part's: 5.x GB).
+    part_words, number_part = [], terms._number_part
+    monkeypatch.setattr(terms, "_number_part", lambda code, *rest: part_words.append(len(code)) or number_part(code, *rest))
+    monkeypatch.setattr(terms, "_TOKENS_PER_PART", 300)
+    corpus = papers(seed_abstracts())
+    index_terms(corpus)
+    longest_paper = corpus["normalized_text"].str.len_chars().max()  # more than its words
+    assert len(part_words) > 10 and max(part_words) < 300 + longest_paper
 
 
 def test_a_paper_with_more_words_than_16_bits_count_gets_its_full_counts():
@@ -213,7 +225,7 @@ def test_a_paper_with_more_words_than_16_bits_count_gets_its_full_counts():
 
 def test_terms_do_not_depend_on_the_order_of_the_papers(monkeypatch):
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)
-    monkeypatch.setattr(terms, "_STARTS_PER_PART", 300)
+    monkeypatch.setattr(terms, "_TOKENS_PER_PART", 300)
     monkeypatch.setattr(terms, "_PAPERS_PER_WEIGHING", 5)
     corpus = papers(seed_abstracts())
     assert_same_index(index_terms(corpus.sample(fraction=1.0, shuffle=True, seed=1)), index_terms(corpus))
@@ -249,6 +261,19 @@ def test_the_inverted_file_search_finds_the_exact_neighbours_when_it_probes_ever
     assert one_cell["paper_id"].n_unique() == 76 and 0 < found < exact.height
     assert search_recall(weights, exact) == 1.0
     assert search_recall(weights, one_cell) == pytest.approx(found / exact.height)
+
+
+def test_each_papers_nearest_cells_are_found_holding_one_chunks_distances_at_a_time():
+    rng = np.random.default_rng(0)
+    vectors, centroids = rng.random((40_000, 8), dtype=np.float32), rng.random((500, 8), dtype=np.float32)
+    tracemalloc.start()
+    nearest = similar._nearest_cells(vectors, centroids, probes=3)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # Ten chunks of 4,096 papers x 500 cells: one chunk's distances and ranking are 16 MB.
+    assert peak < 40 * 2**20, f"{peak / 2**20:.0f} MB"
+    best = np.argsort(-(vectors[:100] @ centroids.T), axis=1)[:, :3]
+    assert np.array_equal(np.sort(nearest[:100], axis=1), np.sort(best, axis=1))
 
 
 def test_papers_are_projected_a_slice_at_a_time_as_they_would_be_at_once(monkeypatch):

@@ -34,6 +34,27 @@ def dense_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, codes
 
 
+class FirstSeenNumbers:
+    """Numbers for values met a batch at a time: each distinct value gets the next number the first
+    time it is met, so the batches agree on numbers while only one batch is held at a time."""
+
+    def __init__(self, dtype: pl.DataType):
+        self._numbered = pl.DataFrame(schema={"value": dtype, "number": pl.UInt32})
+
+    def number(self, values: pl.Series) -> pl.Series:
+        """Each value's number (UInt32), numbering the values not met before."""
+        batch = values.alias("value").to_frame()
+        new = batch.unique(maintain_order=True).join(self._numbered, on="value", how="anti")
+        self._numbered = pl.concat([self._numbered, new.with_row_index("number", offset=self._numbered.height)
+                                    .select("value", "number")])
+        return batch.join(self._numbered, on="value", how="left", maintain_order="left")["number"]
+
+    @property
+    def values(self) -> pl.Series:
+        """The values met, in number order."""
+        return self._numbered["value"]
+
+
 def stable_argsort(values: np.ndarray) -> np.ndarray:
     """The positions that sort ``values``, equal values in their original order.
 

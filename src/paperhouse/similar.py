@@ -106,10 +106,13 @@ def search_recall(weights: TermWeights, found: pl.DataFrame, queries: int = 1000
 def _nearest_cells(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarray:
     """Each paper's ``probes`` nearest cells, a chunk of papers at a time (papers x cells would not fit at 1M)."""
     probes = min(probes, len(centroids))
-    return np.concatenate([
-        np.argpartition(-(vectors[start: start + _CHUNK_ROWS * 8] @ centroids.T), probes - 1, axis=1)[:, :probes]
-        for start in range(0, len(vectors), _CHUNK_ROWS * 8)
-    ])
+    nearest = np.empty((len(vectors), probes), dtype=np.int64)
+    # Copied out chunk by chunk: a slice of each chunk's ranking, kept as a view, kept the whole
+    # ranking alive (10^6 papers: 3.1 GB of the search's peak).
+    for start in range(0, len(vectors), _CHUNK_ROWS * 8):
+        similarity = vectors[start: start + _CHUNK_ROWS * 8] @ centroids.T
+        nearest[start: start + len(similarity)] = np.argpartition(-similarity, probes - 1, axis=1)[:, :probes]
+    return nearest
 
 
 def _neighbours(vectors: np.ndarray, queries: np.ndarray, candidates: np.ndarray,

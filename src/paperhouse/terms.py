@@ -38,7 +38,7 @@ import polars as pl
 from scipy.sparse import csr_matrix
 
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
-from paperhouse.arrays import ColumnBuffer, dense_codes, slices, stable_argsort
+from paperhouse.arrays import ColumnBuffer, FirstSeenNumbers, slices, stable_argsort
 
 FUNCTION_WORDS = frozenset(
     """a about above across after again against all almost also although always among an and another any are
@@ -118,8 +118,10 @@ _PAPERS_PER_CHUNK = 20_000
 # Papers weighed at once, on each of two threads: two chunks this size held what one twice the
 # size did (10^5 papers: a peak of 1.62 GB against 1.66 GB).
 _PAPERS_PER_WEIGHING = 10_000
-# The n-grams of one length are counted (sorted) this many occurrences at a time.
-_STARTS_PER_PART = 1 << 23
+# The n-grams of this many words of the corpus (whole papers) are numbered and counted at a time.
+_TOKENS_PER_PART = 1 << 23
+# An n-gram id's low bits number it among the n-grams of its length; the bits above hold the length.
+_NUMBER_BITS = 29
 # Weights are rounded to 8 decimals, so they sort exactly as integers below 2**27.
 _WEIGHT_STEPS = np.uint64(10**8)
 # The regex engine scans for a few dozen short keys at once at full speed but slows tenfold past
@@ -266,14 +268,13 @@ def _spell(papers: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame]:
     weighing that follow cut the corpus between papers, in that order. Words as strings are held a
     batch at a time: each batch is split once and its spellings are numbered in the order they
     first appear."""
-    spelled, numbered = [], pl.DataFrame(schema={"token": pl.String, "spelling": pl.UInt32})
+    spelled, spelling_numbers = [], FirstSeenNumbers(pl.String)
     for start in range(0, papers.height, _PAPERS_PER_CHUNK):  # a dense rank: paper_idx < height
         batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
         pieces = _pieces(batch).collect()
-        new = pieces.select(pl.col("token").unique(maintain_order=True)).join(numbered, on="token", how="anti")
-        numbered = pl.concat([numbered, new.with_row_index("spelling", offset=numbered.height).select(numbered.columns)])
-        spelled.append(pieces.join(numbered, on="token", how="left", maintain_order="left").select("paper_idx", "spelling"))
+        spelled.append(pieces.select("paper_idx", spelling=spelling_numbers.number(pieces["token"])))
     # Words are classified and singularised once per distinct spelling, then looked up by number.
+    numbered = spelling_numbers.values.rename("token").to_frame().with_row_index("spelling")
     spellings = _lemma_column(numbered, "token").sort("spelling").with_columns(
         ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
         | pl.col("token").is_in(STOPWORDS)
@@ -310,7 +311,8 @@ def _tokens(spelled: list[pl.DataFrame], spellings: pl.DataFrame, acronyms: _Acr
             .collect()
         )
         coded.append(_expand_acronyms(tokens, acronyms))
-    return pl.concat(coded)
+    # One chunk per column: the counting then reads them as arrays without a copy (1.1 GB at 10^6 papers).
+    return pl.concat(coded, rechunk=True)
 
 
 def _pieces(papers: pl.DataFrame) -> pl.LazyFrame:
@@ -479,78 +481,110 @@ def _replace_by_words(tokens: pl.DataFrame, rows: np.ndarray, expansion: np.ndar
                          "starts_chunk": starts_chunk})
 
 
-def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[list[_Counts], pl.Series]:
+def _ngram_counts(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tuple[list[_Counts], list[pl.Series]]:
     """Every run of 1..max_words words inside one chunk, counted per paper.
 
-    Returns ``_count_ngrams``' parts of every length, in order, and the text of each id. An
-    n-gram is numbered by the pair (its first n-1 words' number, its last word), so each
-    occurrence is one integer and each distinct n-gram's text is built once; numbers of each
-    length are offset past those of shorter n-grams: one id space.
+    Returns the counts, one part per ``_TOKENS_PER_PART`` words of the corpus (cut between papers,
+    so each part's keys follow the last's), and, per length, the text of each number. An n-gram
+    is numbered by the pair (its first n-1 words' number, its last word), in the order pairs are
+    first seen, so each occurrence is one integer and each distinct n-gram's text is built once.
+    Its id (``_ngram_id``) is its length and that number.
 
     ``heads`` counts the occurrences that end their chunk. English noun phrases end in their
     head noun, so a candidate that rarely ends a chunk is a modifier ("erroneous") or a cut
     phrase ("rotor-invariant shift" of "rotor-invariant shift estimation").
     """
+    if max_words > 1 << (32 - _NUMBER_BITS):
+        raise ValueError(f"n-grams of up to {1 << (32 - _NUMBER_BITS)} words are counted, not {max_words}")
     # 32-bit arrays, widened only for the arithmetic: each is one word per word of the corpus.
     paper_idx = tokens["paper_idx"].to_numpy()
     code = tokens["code"].to_numpy()
     starts_chunk = tokens["starts_chunk"].to_numpy()
-    n_tokens, n_lemmas = len(code), len(lemmas)
-    starts = np.arange(n_tokens, dtype=np.int32 if n_tokens < 2**31 else np.int64)  # the tokens an n-gram starts at
     # A count is at most its paper's words: 16 bits hold any abstract's (ingest caps a record at
     # 20,000 characters), a quarter of each (paper, n-gram) row at 10^6 papers.
-    count_type = np.uint16 if n_tokens == 0 or np.bincount(paper_idx).max() < 2**16 else np.uint32
-    number = code  # the number of the n-gram at each start; here n = 1
-    texts = [lemmas]  # per length, the text of each number
-    first_id = 0
-    # Lengths are numbered one at a time, and each length is counted on a second thread while the
-    # next is numbered (NumPy leaves the interpreter free on whole arrays); a length waits for the
-    # one before it to be counted, so no more than two lengths' starts and numbers (8 bytes per
-    # word of the corpus each) are held.
-    counted = []  # per length, its counting
+    count_type = np.uint16 if len(code) == 0 or np.bincount(paper_idx).max() < 2**16 else np.uint32
+    numberings = [FirstSeenNumbers(pl.Int64) for _ in range(2, max_words + 1)]
+    # A cut every _TOKENS_PER_PART words, moved back to the first word of that word's paper.
+    cuts = np.unique(np.r_[np.searchsorted(paper_idx, paper_idx[::_TOKENS_PER_PART]), len(code)])
+    # A part is numbered here while the one before it is counted on a second thread (the numbering's
+    # Polars joins and the counting's NumPy leave the interpreter free): two parts' n-grams are held.
+    counted = []
     with ThreadPoolExecutor(max_workers=1) as counter:
-        for n in range(1, max_words + 1):
-            if n > 1:
-                # An n-gram is an (n-1)-gram whose next word continues its chunk.
-                last = starts + n - 1
-                longer = last < n_tokens
-                longer[longer] = ~starts_chunk[last[longer]]
-                del last
-                starts = starts[longer]
-                pair = number[longer].astype(np.int64) * n_lemmas + code[starts + n - 1]
-                del longer, number
-                distinct, number = dense_codes(pair)
-                del pair
-                texts.append(texts[-1].gather(distinct // n_lemmas) + " " + lemmas.gather(distinct % n_lemmas))
+        for start, end in zip(cuts[:-1], cuts[1:]):
+            starts, ids, heads = _number_part(code[start:end], starts_chunk[start:end], len(lemmas), numberings)
             if counted:
                 counted[-1].result()
-            if len(starts):
-                counted.append(counter.submit(_count_ngrams, paper_idx, starts_chunk, starts, number, first_id, n,
-                                              count_type))
-            first_id += len(texts[-1])
-    return [part for length in counted for part in length.result()], pl.concat(texts)
+            counted.append(counter.submit(_count_part, paper_idx[start:end][starts], ids, heads, count_type))
+            del starts, ids, heads
+        parts = [part.result() for part in counted]
+    texts = [lemmas]
+    for numbering in numberings:
+        pairs = numbering.values
+        texts.append(texts[-1].gather(pairs // len(lemmas)) + " " + lemmas.gather(pairs % len(lemmas)))
+    return parts, texts
 
 
-def _number_ngrams(counts: list[_Counts], texts: pl.Series) -> tuple[list[pl.DataFrame], pl.DataFrame]:
+def _number_part(code: np.ndarray, starts_chunk: np.ndarray, n_lemmas: int,
+                 numberings: list[FirstSeenNumbers]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The n-grams of one part's words (whole papers), every length one after another: the word
+    each starts at, its id, and whether it ends its chunk. ``numberings`` number the pairs of
+    lengths 2 and up, across parts."""
+    n_tokens = len(code)
+    starts = np.arange(n_tokens, dtype=np.int32)  # the words an n-gram starts at
+    number = code  # the number of the n-gram at each start; here n = 1
+    all_starts, all_ids, all_heads = [], [], []
+    for n in range(1, len(numberings) + 2):
+        if n > 1:
+            # An n-gram is an (n-1)-gram whose next word continues its chunk.
+            last = starts + n - 1
+            longer = last < n_tokens
+            longer[longer] = ~starts_chunk[last[longer]]
+            starts = starts[longer]
+            pair = number[longer].astype(np.int64) * n_lemmas + code[starts + n - 1]
+            number = numberings[n - 2].number(pl.Series(pair, dtype=pl.Int64)).to_numpy()
+        ends = starts + n
+        all_starts.append(starts)
+        all_ids.append(_ngram_id(n, number))
+        # The part ends where a paper does: an n-gram that reaches its end ends its chunk.
+        all_heads.append((ends >= n_tokens) | starts_chunk[np.minimum(ends, n_tokens - 1)])
+    return np.concatenate(all_starts), np.concatenate(all_ids), np.concatenate(all_heads)
+
+
+def _ngram_id(n: int, number: np.ndarray) -> np.ndarray:
+    """An n-gram's id, 32 bits: its length less one above ``_NUMBER_BITS`` bits of its number."""
+    if len(number) and number.max() >= 1 << _NUMBER_BITS:
+        raise ValueError(f"more than 2^{_NUMBER_BITS} distinct n-grams of {n} words")
+    return (np.uint64(n - 1) << np.uint64(_NUMBER_BITS)) | number.astype(np.uint64)
+
+
+def _number_ngrams(counts: list[_Counts], texts: list[pl.Series]) -> tuple[list[pl.DataFrame], pl.DataFrame]:
     """Each part of ``_ngram_counts`` as a frame (``paper_idx``, ``term_idx``, ``count``, ``heads``;
     in paper order), and the ``vocabulary`` (``term_idx``, ``term``) they index, numbered in the
     terms' sort order so ties break alphabetically on integers.
 
     ``counts`` is emptied as each part becomes a frame, so the counts are held once."""
-    occurs = np.zeros(len(texts), dtype=bool)
+    # An id's position in the texts of every length, one after another.
+    first_positions = np.cumsum([0] + [len(length) for length in texts[:-1]]).astype(np.uint64)
+
+    def positions(keys: np.ndarray) -> np.ndarray:
+        ids = keys & np.uint64(0xFFFFFFFF)
+        return first_positions[ids >> np.uint64(_NUMBER_BITS)] + (ids & np.uint64((1 << _NUMBER_BITS) - 1))
+
+    all_texts = pl.concat(texts)
+    occurs = np.zeros(len(all_texts), dtype=bool)
     for keys, _, _ in counts:
-        occurs[keys & np.uint64(0xFFFFFFFF)] = True
+        occurs[positions(keys)] = True
     present = np.flatnonzero(occurs)
-    terms = texts.gather(present)
+    terms = all_texts.gather(present)
     order = terms.arg_sort().to_numpy()
-    term_idx = np.empty(len(texts), dtype=np.uint32)
+    term_idx = np.empty(len(all_texts), dtype=np.uint32)
     term_idx[present[order]] = np.arange(len(present), dtype=np.uint32)
     frames = []
     while counts:
         keys, count, heads = counts.pop(0)
         frames.append(pl.DataFrame({
             "paper_idx": (keys >> np.uint64(32)).astype(np.uint32),
-            "term_idx": term_idx[keys & np.uint64(0xFFFFFFFF)],
+            "term_idx": term_idx[positions(keys)],
             "count": count,
             "heads": heads,
         }))
@@ -558,36 +592,16 @@ def _number_ngrams(counts: list[_Counts], texts: pl.Series) -> tuple[list[pl.Dat
     return frames, pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
 
 
-def _count_ngrams(paper_idx: np.ndarray, starts_chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
-                  first_id: int, n: int, count_type: type) -> list[_Counts]:
-    """The n-grams of one length starting at ``starts`` (numbered ``numbers``, offset by ``first_id``)
-    as sorted (paper, id) keys, each with its count and the occurrences that end their chunk.
-
-    Starts ascend, and their papers with them, so they are counted ``_STARTS_PER_PART`` at a time,
-    cut between papers: each part's keys follow the last's, and a sort's working arrays are a part's."""
-    # A cut every _STARTS_PER_PART starts, moved back to the first start of that start's paper.
-    first_tokens = np.searchsorted(paper_idx, paper_idx[starts[::_STARTS_PER_PART]])
-    cuts = np.unique(np.searchsorted(starts, first_tokens))
-    return [
-        _count_part(paper_idx[starts[start:end]], starts_chunk, starts[start:end], numbers[start:end], first_id, n,
-                    count_type)
-        for start, end in zip(cuts, np.r_[cuts[1:], len(starts)])
-    ]
-
-
-def _count_part(papers: np.ndarray, starts_chunk: np.ndarray, starts: np.ndarray, numbers: np.ndarray,
-                first_id: int, n: int, count_type: type) -> _Counts:
-    ends = starts + n
-    n_tokens = len(starts_chunk)
-    head = (ends >= n_tokens) | starts_chunk[np.minimum(ends, n_tokens - 1)]
-    ids = numbers.astype(np.uint64) + np.uint64(first_id)
+def _count_part(papers: np.ndarray, ids: np.ndarray, heads: np.ndarray, count_type: type) -> _Counts:
+    """One part's n-gram occurrences (their papers, ids and whether each ends its chunk) as sorted
+    (paper, id) keys, each with its count and the occurrences that end their chunk."""
     # The head flag rides in the lowest bit, so one sort groups occurrences and counts heads.
-    packed = pl.Series((papers.astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | head).sort().to_numpy()
+    packed = pl.Series((papers.astype(np.uint64) << np.uint64(33)) | (ids << np.uint64(1)) | heads).sort().to_numpy()
     keys = packed >> np.uint64(1)
     firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     counts = np.diff(np.r_[firsts, len(packed)]).astype(count_type)
-    heads = np.add.reduceat((packed & np.uint64(1)).astype(count_type), firsts, dtype=count_type)
-    return keys[firsts], counts, heads
+    head_counts = np.add.reduceat((packed & np.uint64(1)).astype(count_type), firsts, dtype=count_type)
+    return keys[firsts], counts, head_counts
 
 
 def variant_key(term: pl.Expr) -> pl.Expr:
