@@ -216,6 +216,17 @@ def test_ngrams_are_numbered_and_counted_a_part_of_the_corpus_at_a_time(monkeypa
     assert len(part_words) > 10 and max(part_words) < 300 + longest_paper
 
 
+def test_the_words_read_are_held_as_one_spelling_number_each_and_a_run_per_paper(monkeypatch):
+    monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)
+    corpus = papers(seed_abstracts())
+    words = terms.read_words(corpus)
+    n_words = sum(len(batch.spelling) for batch in words.spelled)
+    held = sum(batch.spelling.estimated_size() + batch.runs.estimated_size() for batch in words.spelled)
+    assert n_words > 10_000 and held <= 4 * n_words + 8 * corpus.height
+    assert [batch.runs["paper_idx"].to_list() for batch in words.spelled] == [
+        list(range(start, min(start + 7, corpus.height))) for start in range(0, corpus.height, 7)]
+
+
 def test_a_paper_with_more_words_than_16_bits_count_gets_its_full_counts():
     # Counts are 16-bit when every paper has fewer words than that, as every accepted abstract has.
     index = index_terms(papers(["Sparse graphs. " * 70_000, "Sparse graphs and dense graphs."]))

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -179,13 +180,21 @@ def index_terms(papers: pl.DataFrame, max_words: int = 4, max_terms: int = MAX_T
     return index_words(read_words(papers), max_words, max_terms)
 
 
+class SpelledBatch(NamedTuple):
+    """A batch of papers' words and punctuation, in order, as the numbers of their spellings, and
+    each paper's run of them: a paper number per word held 1 GB more at 10^6 papers."""
+
+    spelling: pl.Series  # UInt32
+    runs: pl.DataFrame  # ``paper_idx`` and ``pieces``: the papers in order, each with its number of words
+
+
 @dataclass(frozen=True)
 class PaperWords:
     """What the terms need of the texts, read in one pass: the words as numbers of their spellings.
     Once it is read the texts can go: at 10^6 papers they are 3.6 GB, these a third of that."""
 
     paper_index: pl.DataFrame  # ``paper_idx``, ``paper_id``: a paper's number is its id's rank
-    spelled: list[pl.DataFrame]  # ``_spell``'s batches; ``index_words`` empties it as it codes them
+    spelled: list[SpelledBatch]  # ``_spell``'s batches; ``index_words`` empties it as it codes them
     spellings: pl.DataFrame  # ``_spell``'s spellings
     expansions: pl.DataFrame  # ``_expansions``: the acronyms to expand
     capitalised: pl.Series  # ``_capitalised_words``
@@ -259,9 +268,9 @@ def _position_in(values: pl.Expr, vocabulary: pl.Series) -> pl.Expr:
     return values.replace_strict(vocabulary, pl.int_range(len(vocabulary), dtype=pl.UInt32))
 
 
-def _spell(papers: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame]:
+def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
     """Each batch of ``_PAPERS_PER_CHUNK`` papers' words and punctuation, in order, as the numbers
-    of their spellings (``paper_idx``, ``spelling``), and the spellings: ``spelling``, ``token``,
+    of their spellings (``SpelledBatch``), and the spellings: ``spelling``, ``token``,
     ``lemma``, ``ends_chunk``, ``before_verb``, in number order.
 
     Papers are taken in ``paper_idx`` order, whatever the order of the rows: the counting and
@@ -272,7 +281,8 @@ def _spell(papers: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame]:
     for start in range(0, papers.height, _PAPERS_PER_CHUNK):  # a dense rank: paper_idx < height
         batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
         pieces = _pieces(batch).collect()
-        spelled.append(pieces.select("paper_idx", spelling=spelling_numbers.number(pieces["token"])))
+        runs = pieces["paper_idx"].rle().struct.unnest().select(paper_idx="value", pieces="len")
+        spelled.append(SpelledBatch(spelling_numbers.number(pieces["token"]), runs))
     # Words are classified and singularised once per distinct spelling, then looked up by number.
     numbered = spelling_numbers.values.rename("token").to_frame().with_row_index("spelling")
     spellings = _lemma_column(numbered, "token").sort("spelling").with_columns(
@@ -285,18 +295,18 @@ def _spell(papers: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame]:
     return spelled, spellings
 
 
-def _tokens(spelled: list[pl.DataFrame], spellings: pl.DataFrame, acronyms: _AcronymCodes) -> pl.DataFrame:
+def _tokens(spelled: list[SpelledBatch], spellings: pl.DataFrame, acronyms: _AcronymCodes) -> pl.DataFrame:
     """One row per word of every paper, in order, acronyms expanded: ``paper_idx``, ``code`` (its
     lemma's position in ``acronyms.lemmas``) and ``starts_chunk``: whether the word starts a
     stop-word-free run, as a paper's first word always does.
 
-    ``spelled`` is emptied as its batches are coded: it and the result are 8 bytes per word each."""
+    ``spelled`` is emptied as its batches are coded: it is 4 bytes per word, the result 9."""
     spellings = spellings.with_columns(code=_position_in(pl.col("lemma"), acronyms.lemmas))
     flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
     coded = []
     while spelled:
         tokens = (
-            spelled.pop(0).lazy()
+            _spelled_words(spelled.pop(0)).lazy()
             .with_columns(starts_paper=pl.col("paper_idx") != pl.col("paper_idx").shift(1, fill_value=-1))
             .with_columns(
                 is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
@@ -313,6 +323,12 @@ def _tokens(spelled: list[pl.DataFrame], spellings: pl.DataFrame, acronyms: _Acr
         coded.append(_expand_acronyms(tokens, acronyms))
     # One chunk per column: the counting then reads them as arrays without a copy (1.1 GB at 10^6 papers).
     return pl.concat(coded, rechunk=True)
+
+
+def _spelled_words(batch: SpelledBatch) -> pl.DataFrame:
+    """``paper_idx`` and ``spelling`` of each word of a batch, in order."""
+    paper_idx = np.repeat(batch.runs["paper_idx"].to_numpy(), batch.runs["pieces"].to_numpy())
+    return pl.DataFrame({"paper_idx": paper_idx, "spelling": batch.spelling})
 
 
 def _pieces(papers: pl.DataFrame) -> pl.LazyFrame:
