@@ -41,6 +41,16 @@ def test_first_seen_numbers_agree_across_batches_in_order_of_first_sight():
     assert numbers.number(pl.Series([], dtype=pl.Int64)).len() == 0 and numbers.values.len() == len(expected)
 
 
+def test_first_seen_strings_do_not_keep_their_batches_alive():
+    def rss() -> int:
+        return int(open("/proc/self/statm").read().split()[1]) * 4096
+
+    numbers, before = FirstSeenNumbers(pl.String), rss()
+    for batch in range(20):  # each batch ~30 MB of text, of which ten values are new
+        numbers.number(pl.Series([f"a token written in batch {batch}, copy {copy % 10}" for copy in range(500_000)]))
+    assert numbers.values.len() == 200 and rss() - before < 150_000_000, f"{(rss() - before) / 2**20:.0f} MB"
+
+
 @pytest.mark.parametrize("height", [0, 1, 6, 7])
 def test_slices_cover_every_row_in_order_and_empty_data_is_one_typed_slice(height):
     frame = pl.DataFrame({"n": range(height)}, schema={"n": pl.UInt32})
