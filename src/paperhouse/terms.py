@@ -281,7 +281,9 @@ def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
     for start in range(0, papers.height, _PAPERS_PER_CHUNK):  # a dense rank: paper_idx < height
         batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
         pieces = _pieces(batch).collect()
-        runs = pieces["paper_idx"].rle().struct.unnest().select(paper_idx="value", pieces="len")
+        # Counted by a group-by, whose result owns its rows: a run-length encoding's kept the batch's
+        # paper numbers, one per word, alive (10^6 papers: 0.94 GB).
+        runs = pieces.group_by("paper_idx", maintain_order=True).agg(pieces=pl.len())
         spelled.append(SpelledBatch(spelling_numbers.number(pieces["token"]), runs))
     # Words are classified and singularised once per distinct spelling, then looked up by number.
     numbered = spelling_numbers.values.rename("token").to_frame().with_row_index("spelling")
