@@ -94,7 +94,9 @@ while not os.path.exists(stop):
                 held = held or duckdb.connect(warehouse, read_only=True)
                 v = held.execute(sql).fetchone()
             tally["reads"] += 1
-            tally["first_read"] = tally.get("first_read") or time.time()
+            if "first_read" not in tally:
+                tally["first_read"] = time.time()
+                open(out + ".reading", "w").close()  # the campaign waits for it before its second run
             tally["last_read"] = time.time()
             tally["versions"][repr(v)] = tally["versions"].get(repr(v), 0) + 1
             papers, with_sources, accepted, rejected, read = v[:5]
@@ -235,7 +237,11 @@ def campaign(tmp_path_factory) -> Campaign:
         c.observed["simultaneous"] = c.finish(*both)
         c.observed["v1"] = (mart_fingerprint(warehouse), consistency(warehouse), papers(warehouse))
 
-        # 2. Unchanged input again, queried while it runs (and a write attempted while it runs).
+        # 2. Unchanged input again, queried while it runs (and a write attempted while it runs),
+        # once both readers read the first version: the held one looks for it once a second.
+        deadline = time.time() + 60
+        while not all((root / f"reader-{mode}.json.reading").exists() for mode in readers) and time.time() < deadline:
+            time.sleep(0.1)
         c.observed["second_run_started"] = time.time()
         second = c.start("unchanged", "run")
         queries = []
