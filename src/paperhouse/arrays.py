@@ -47,7 +47,7 @@ class FirstSeenNumbers:
         new = batch.unique(maintain_order=True).join(self._numbered, on="value", how="anti")
         if values.dtype == pl.String:
             # New strings are views into the batch's buffers: copied out, so that the values kept do
-            # not keep every batch's buffers alive (10^6 papers' spellings: 35 kB held 1.4 GB).
+            # not keep every batch's buffers alive (20 batches of 30 MB: 379 MB held; 10^6 papers' spellings 0.19 GB).
             new = pl.DataFrame({"value": pl.Series(new["value"].to_list(), dtype=pl.String)})
         self._numbered = pl.concat([self._numbered, new.with_row_index("number", offset=self._numbered.height)
                                     .select("value", "number")])
