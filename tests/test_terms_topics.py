@@ -21,7 +21,7 @@ from paperhouse.normalize import clean_text, normalized_text
 from paperhouse.similar import SIMILAR_SCHEMA, search_recall, similar_papers
 from paperhouse.term_evaluation import quality_report, score_at, targets_met
 from paperhouse.terms import MAX_SHARED_TERMS_PER_PAPER, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms, singular
-from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics, label, max_topic_share
+from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics, import_sklearn, label, max_topic_share
 
 
 def papers(texts: list[str]) -> pl.DataFrame:
@@ -434,6 +434,25 @@ def test_terms_topics_similar_papers_and_names_computed_together_equal_each_comp
     names = extract_method_names(corpus.select("paper_id", "text"))
     assert names["method_name"].drop_nulls().len() > 0  # the seeds name methods: the comparison has content
     assert_frame_equal(together.names, names)
+
+
+def test_scikit_learn_is_imported_once_the_names_are_found(monkeypatch):
+    # Imported first, its 141 MB sat under the reading of the words beside the names, the corpus
+    # step's peak at 10^6 papers.
+    calls = []
+
+    def method_names(texts: pl.DataFrame) -> pl.DataFrame:
+        calls.append("names")
+        return extract_method_names(texts)
+
+    def sklearn() -> None:
+        calls.append("scikit-learn")
+        import_sklearn()
+
+    monkeypatch.setattr(analysis, "extract_method_names", method_names)
+    monkeypatch.setattr(analysis, "import_sklearn", sklearn)
+    analyse(papers(seed_abstracts()[:40]))
+    assert calls[0] == "names" and "scikit-learn" in calls
 
 
 def test_the_neighbour_search_beside_the_topic_model_runs_on_one_openmp_thread(monkeypatch):

@@ -29,8 +29,8 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
     """``paper_id``, ``text`` and ``normalized_text`` of each paper -> its terms, topics, most
     similar papers and the name of the method it introduces.
 
-    While the terms are indexed here, a second thread imports scikit-learn (1.2 s) and finds the
-    method names: much of the terms' work leaves the second core idle (a one-thread Polars
+    While the terms are indexed here, a second thread finds the method names and then imports
+    scikit-learn (1.2 s): much of the terms' work leaves the second core idle (a one-thread Polars
     kernel here, a Python loop there), and the names fill it. Then the topic model runs there
     and the neighbour search here: both release the GIL, so on two cores they overlap. The topic
     model's fits take both cores (see ``fit_topics``), so the search's k-means runs on one OpenMP
@@ -44,11 +44,13 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
     from threadpoolctl import threadpool_limits
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(import_sklearn)
         texts = papers.select("paper_id", "text")
         texts_are_small = texts.estimated_size() <= TEXTS_KEPT_WHILE_COUNTING
         names = pool.submit(extract_method_names, texts)
         del texts
+        # After the names: imported, scikit-learn holds 141 MB, which would sit under the reading
+        # of the words beside the names, the step's peak at 10^6 papers.
+        pool.submit(import_sklearn)
         words = read_words(papers)
         # A caller that keeps its own reference keeps the texts: pass the frame, don't hold it.
         del papers
