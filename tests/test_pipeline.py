@@ -293,8 +293,8 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
 
     real_index = analysis.index_words
 
-    def index_missing_a_term(words):
-        index = real_index(words)
+    def index_missing_a_term(words, **options):
+        index = real_index(words, **options)
         ranked_first = index.paper_terms["term"][0]
         return dataclasses.replace(index, terms=index.terms.filter(pl.col("term") != ranked_first))
 

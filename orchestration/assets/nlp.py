@@ -8,7 +8,7 @@ from paperhouse.analysis import analyse
 from paperhouse.warehouse import write_table
 
 _CANONICAL_TEXTS = """
-    select assignments.paper_id, records.text, records.normalized_text
+    select assignments.paper_id, records.text
     from raw.paper_assignments as assignments
     inner join raw.source_records as records using (source_file, record_no)
     where assignments.match_kind = 'canonical'
@@ -69,7 +69,7 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
 )
 def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource):
     # Not held here: analyse frees the texts early.
-    analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text", "normalized_text")))
+    analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)))
     index, model, neighbours, names = analysis.index, analysis.model, analysis.similar, analysis.names
     with warehouse.build_connection() as con:
         for table, frame in {

@@ -26,8 +26,8 @@ class CorpusAnalysis:
 
 
 def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
-    """``paper_id``, ``text`` and ``normalized_text`` of each paper -> its terms, topics, most
-    similar papers and the name of the method it introduces.
+    """``paper_id`` and ``text`` of each paper -> its terms, topics, most similar papers and the
+    name of the method it introduces.
 
     While the terms are indexed here, a second thread finds the method names and then imports
     scikit-learn (1.2 s): much of the terms' work leaves the second core idle (a one-thread Polars
@@ -39,7 +39,8 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
 
     The counting of the terms, the step's peak, starts while the names are still being found
     unless their texts are more than ``TEXTS_KEPT_WHILE_COUNTING``: then it waits for them, so
-    that the texts are gone by then (10^6 papers: the two side by side peaked at 10.8 GB).
+    that the texts are gone by then (10^6 papers: the two side by side peaked at 10.8 GB). The
+    words are coded meanwhile: at 10^6 papers the names end 7 s into that coding (15 s).
     """
     from threadpoolctl import threadpool_limits
 
@@ -49,14 +50,12 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
         names = pool.submit(extract_method_names, texts)
         del texts
         # After the names: imported, scikit-learn holds 141 MB, which would sit under the reading
-        # of the words beside the names, the step's peak at 10^6 papers.
+        # of the words beside the names.
         pool.submit(import_sklearn)
         words = read_words(papers)
         # A caller that keeps its own reference keeps the texts: pass the frame, don't hold it.
         del papers
-        if not texts_are_small:
-            names.result()
-        index = index_words(words)
+        index = index_words(words, before_counting=(lambda: None) if texts_are_small else names.result)
         topics = pool.submit(fit_topics, index.weights)
         import_sklearn()  # scikit-learn loads the OpenMP runtime that the limit sets
         with threadpool_limits(limits=1, user_api="openmp"):

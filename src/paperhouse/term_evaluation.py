@@ -72,8 +72,7 @@ def corpus_records(seeds_dir: Path = BUNDLED_SEEDS) -> pl.DataFrame:
     """The accepted abstracts, each its own paper (the bundled lists hold no duplicates)."""
     records = read_records(seeds_dir).filter(pl.col("reject_reason").is_null())
     return records.select(
-        paper_id=pl.format("{}#{}", "source_file", "record_no"), source_file="source_file", text="text",
-        normalized_text="normalized_text",
+        paper_id=pl.format("{}#{}", "source_file", "record_no"), source_file="source_file", text="text"
     )
 
 
