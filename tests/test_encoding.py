@@ -58,7 +58,7 @@ def test_mostly_english_gb18030_file_with_four_byte_characters():
     assert decode(text.encode("gb18030")) == DecodedText(text=text, encoding="gb18030")
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "cp1252"])
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "cp1252"])
 def test_a_few_control_characters_are_kept_and_one_more_makes_a_binary_file(encoding):
     # 20,000 characters, accented ones among them (more bytes than characters in UTF-8 and UTF-16):
     # up to 0.1% of the characters may be control characters, counted as characters.
