@@ -50,13 +50,12 @@ def decode(data: bytes) -> DecodedText:
             if encoding == "utf-8-sig" and not _decodes(data, encoding):
                 damaged = _damaged_utf8(data[len(bom):])
                 if damaged is not None:
-                    return _checked(damaged, encoding, utf8=data)
-            text = _strict(data, encoding, "the byte-order mark says")
-            return _checked(text, encoding, utf8=data if encoding == "utf-8-sig" else None)
+                    return _checked(damaged, encoding, data)
+            return _checked(_strict(data, encoding, "the byte-order mark says"), encoding, data)
     if b"\x00" in data:
         encoding = _utf16_without_bom(data)
         if encoding is not None:
-            return _checked(_strict(data, encoding, "the NUL-byte pattern says"), encoding)
+            return _checked(_strict(data, encoding, "the NUL-byte pattern says"), encoding, data)
         if data.count(0) > _MAX_CONTROL_SHARE * len(data):
             raise UndecodableFile("binary file: contains NUL bytes and is not UTF-16 text")
     for encoding in ("utf-8", "gb18030", "cp1252"):
@@ -64,11 +63,11 @@ def decode(data: bytes) -> DecodedText:
             text = data.decode(encoding)
         except UnicodeDecodeError:
             if encoding == "utf-8" and (damaged := _damaged_utf8(data)) is not None:
-                return _checked(damaged, encoding, utf8=data)
+                return _checked(damaged, encoding, data)
             continue
         if encoding == "gb18030" and not (_looks_chinese(data) or not _decodes(data, "cp1252")):
             continue
-        return _checked(text, encoding, utf8=data if encoding == "utf-8" else None)
+        return _checked(text, encoding, data)
     raise UndecodableFile("cannot be decoded as UTF-8, UTF-16, GB18030 or Windows-1252")
 
 
@@ -93,12 +92,12 @@ def _strict(data: bytes, encoding: str, evidence: str) -> str:
         raise UndecodableFile(f"{evidence} {encoding}, but byte {error.start} is invalid there") from None
 
 
-def _checked(text: str, encoding: str, utf8: bytes | None = None) -> DecodedText:
-    """``text`` unless it is binary or empty. Control characters are counted in its UTF-8 bytes:
-    ``utf8``, the file's own bytes when it was UTF-8 (they hold the same control bytes, which are
-    ASCII, whatever a damaged byte became), else the text encoded (0.3 s per 10^5 abstracts)."""
+def _checked(text: str, encoding: str, data: bytes) -> DecodedText:
+    """``text``, decoded from ``data``, unless it is binary or empty. Control characters are
+    counted in UTF-8 bytes: a UTF-8 file's own (the same control bytes, which are ASCII, whatever
+    a damaged byte became; encoding the text again cost 0.3 s per 10^5 abstracts), else the text's."""
     text = text.removeprefix("\ufeff")
-    encoded = utf8 if utf8 is not None else text.encode("utf-8", errors="surrogatepass")
+    encoded = data if encoding.startswith("utf-8") else text.encode("utf-8", errors="surrogatepass")
     controls = len(encoded) - len(encoded.translate(None, _CONTROL_BYTES))
     if controls > _MAX_CONTROL_SHARE * len(text):
         raise UndecodableFile(f"binary file: {controls} control characters in {len(text)} decoded as {encoding}")

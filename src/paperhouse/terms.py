@@ -341,7 +341,7 @@ def _pieces(papers: pl.DataFrame) -> pl.LazyFrame:
     """``paper_idx`` and ``token``: each word and punctuation mark of the papers, in order.
 
     The texts are normalised here, a batch at a time, rather than read normalised from the
-    warehouse: both texts of 10^6 papers read at once are 3.1 GB, the corpus step's peak."""
+    warehouse: both texts of 10^6 papers read at once, 3.1 GB, made the corpus step's peak."""
     return (
         papers.lazy()
         .select(
