@@ -13,7 +13,8 @@ from paperhouse.terms import TermIndex, index_words, read_words
 from paperhouse.topics import TopicModel, fit_topics, import_sklearn
 
 # Texts of up to this many bytes may stay alive through the counting of the terms (10^5 papers:
-# 0.15 GB); past it the counting waits for the method names, the texts' last reader, to finish.
+# 0.15 GB), their names found beside the indexing; past it the counting waits for the method
+# names, the texts' last reader, found beside the reading of the words.
 TEXTS_KEPT_WHILE_COUNTING = 512 << 20
 
 
@@ -30,31 +31,36 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
     name of the method it introduces.
 
     While the terms are indexed here, a second thread finds the method names and then imports
-    scikit-learn (1.2 s): much of the terms' work leaves the second core idle (a one-thread Polars
-    kernel here, a Python loop there), and the names fill it. Then the topic model runs there
-    and the neighbour search here: both release the GIL, so on two cores they overlap. The topic
-    model's fits take both cores (see ``fit_topics``), so the search's k-means runs on one OpenMP
-    thread beside them: its second thread only spun against the fits (at 10^5 papers both
+    scikit-learn (1.2 s): much of the terms' indexing leaves the second core idle (a one-thread
+    Polars kernel here, a Python loop there), and the names fill it. Then the topic model runs
+    there and the neighbour search here: both release the GIL, so on two cores they overlap. The
+    topic model's fits take both cores (see ``fit_topics``), so the search's k-means runs on one
+    OpenMP thread beside them: its second thread only spun against the fits (at 10^5 papers both
     together took 11.6 s with it, 9.2-10.1 s without).
 
-    The counting of the terms, the step's peak, starts while the names are still being found
-    unless their texts are more than ``TEXTS_KEPT_WHILE_COUNTING``: then it waits for them, so
-    that the texts are gone by then (10^6 papers: the two side by side peaked at 10.8 GB). The
-    words are coded meanwhile: at 10^6 papers the names end 7 s into that coding (15 s).
+    Texts of up to ``TEXTS_KEPT_WHILE_COUNTING`` stay alive until the names are found, which
+    start once the words are read: the reading keeps both cores busy on its own, the indexing
+    does not (10^5 papers: the step took 24.7 s, the median of 7, against 26.5 s with the names
+    found beside the reading). Larger texts must be gone before the counting of the terms, the
+    step's peak (10^6 papers: the two side by side peaked at 10.8 GB): their names are found
+    beside the reading, and the counting waits for them. The words are coded meanwhile: at 10^6
+    papers the names end 7 s into that coding (15 s).
     """
     from threadpoolctl import threadpool_limits
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         texts = papers.select("paper_id", "text")
         texts_are_small = texts.estimated_size() <= TEXTS_KEPT_WHILE_COUNTING
-        names = pool.submit(extract_method_names, texts)
+        names = None if texts_are_small else pool.submit(extract_method_names, texts)
+        words = read_words(papers)
+        # A caller that keeps its own reference keeps the texts: pass the frame, don't hold it.
+        del papers
+        if names is None:
+            names = pool.submit(extract_method_names, texts)
         del texts
         # After the names: imported, scikit-learn holds 141 MB, which would sit under the reading
         # of the words beside the names.
         pool.submit(import_sklearn)
-        words = read_words(papers)
-        # A caller that keeps its own reference keeps the texts: pass the frame, don't hold it.
-        del papers
         index = index_words(words, before_counting=(lambda: None) if texts_are_small else names.result)
         topics = pool.submit(fit_topics, index.weights)
         import_sklearn()  # scikit-learn loads the OpenMP runtime that the limit sets
