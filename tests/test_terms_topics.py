@@ -12,7 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from corpus import seed_abstracts
-from paperhouse import analysis, similar, terms
+from paperhouse import analysis, similar, terms, topics
 from paperhouse import names as names_module
 from paperhouse.analysis import analyse
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
@@ -341,6 +341,26 @@ def test_quality_report_meets_the_targets_against_the_baselines():
     report = quality_report()
     assert report["keyphrases"]["abstracts"] >= 20
     assert all(targets_met(report).values()), targets_met(report)
+
+
+def test_topic_sizes_are_fitted_largest_first(monkeypatch):
+    # A fit's cost grows with its size: fitted smallest first, the largest (a third of the work at
+    # 10^4 papers) started last and ran alone on one core.
+    import_sklearn()
+    import sklearn.decomposition
+
+    fitted = []
+
+    class RecordingNMF(sklearn.decomposition.NMF):
+        def fit_transform(self, X, y=None, W=None, H=None):
+            fitted.append(self.n_components)
+            return super().fit_transform(X, y, W, H)
+
+    monkeypatch.setattr(sklearn.decomposition, "NMF", RecordingNMF)
+    monkeypatch.setattr(topics.os, "cpu_count", lambda: 1)  # one worker: fits start in the order given
+    model = fit_topics(index_terms(papers(seed_abstracts())).weights)
+    assert len(fitted) > 2 and fitted == sorted(fitted, reverse=True)
+    assert model.selection["n_topics"].to_list() == sorted(fitted)  # reported smallest first, as before
 
 
 def test_empty_corpus_gives_empty_typed_tables():
