@@ -202,13 +202,18 @@ def test_the_suite_worker_of_a_killed_run_lets_go_of_its_output_and_exits():
     assert not Path(f"/proc/{worker}").exists()
 
 
-def _grain_check(model: str, columns: list[str]) -> str:
-    """The SQL of the project's generic test ``unique_combination_of_columns``, as dbt renders it."""
+def _generic_test(name: str, **arguments) -> str:
+    """The SQL of one of the project's generic tests, as dbt renders it (a test it calls included)."""
     import jinja2
 
-    source = (DBT_PROJECT_DIR / "tests" / "generic" / "unique_combination_of_columns.sql").read_text()
+    source = (DBT_PROJECT_DIR / "tests" / "generic" / f"{name}.sql").read_text()
     body = re.search(r"{% test [^%]*%}(.*){% endtest %}", source, re.DOTALL).group(1)
-    return jinja2.Template(body).render(model=model, combination_of_columns=columns)
+    return jinja2.Template(body).render(**arguments, test_unique_combination_of_columns=_grain_check)
+
+
+def _grain_check(model: str, columns: list[str]) -> str:
+    """The SQL of the project's generic test ``unique_combination_of_columns``, as dbt renders it."""
+    return _generic_test("unique_combination_of_columns", model=model, combination_of_columns=columns)
 
 
 @pytest.mark.parametrize("hash_buckets", [None, 3])
@@ -223,6 +228,16 @@ def test_the_grain_check_returns_exactly_the_repeated_keys(hash_buckets):
         con.execute(f"create macro few_buckets(a, b) as hash(a, b) % {hash_buckets}")
         sql = sql.replace("hash(", "few_buckets(")
     assert sorted(con.execute(sql).fetchall(), key=str) == sorted([(7, "x2", 3), (None, "x1", 2)], key=str)
+
+
+def test_the_primary_key_check_returns_the_repeated_keys_and_the_keys_with_a_null():
+    con = duckdb.connect()
+    con.execute("create table t as select i % 1000 as a, 'x' || (i // 1000) as b from range(5000) t(i)")  # a key
+    assert con.execute(_generic_test("primary_key", model="t", columns=["a", "b"])).fetchall() == []
+    con.execute("insert into t values (7, 'x2'), (null, 'x1'), (8, null)")
+    failing = con.execute(_generic_test("primary_key", model="t", columns=["a", "b"])).fetchall()
+    assert sorted(failing, key=str) == sorted([(7, "x2", 2), (None, "x1", 1), (8, None, 1)], key=str)
+    assert con.execute(_generic_test("primary_key", model="t", columns=["b"])).fetchall() != []  # b alone is no key
 
 
 def test_a_validated_frame_is_let_go_once_its_outcomes_are_read():
