@@ -133,6 +133,20 @@ def test_method_names_read_a_batch_at_a_time_equal_those_read_at_once(monkeypatc
     assert "SparseNet" in extract_method_names(corpus.slice(0, len(texts) // 2 + 1))["method_name"].to_list()
 
 
+
+def test_method_names_strip_small_texts_of_markup_once_and_large_ones_for_each_pass(monkeypatch):
+    corpus = papers(seed_abstracts()).select("paper_id", "text")
+    strip, stripped = names_module._stripped, []
+    monkeypatch.setattr(names_module, "_stripped", lambda batch: stripped.append(batch.height) or strip(batch))
+    monkeypatch.setattr(names_module, "_PAPERS_PER_BATCH", 10)
+    kept = extract_method_names(corpus)
+    batches = -(-corpus.height // 10)
+    assert len(stripped) == batches and sum(stripped) == corpus.height
+    stripped.clear()
+    monkeypatch.setattr(names_module, "_STRIPPED_TEXTS_KEPT", 0)  # every text is large
+    assert_frame_equal(extract_method_names(corpus), kept)
+    assert len(stripped) == 2 * batches and sum(stripped) == 2 * corpus.height
+
 def test_method_names_come_from_every_introducing_verb_and_the_definitions_anywhere_in_the_text():
     texts = {
         "a later verb inside the first one's window": "We propose a model: we then introduce FooNet, a tiny network.",

@@ -15,6 +15,8 @@ the texts that write a candidate name next to a parenthesis go through the acron
 
 from __future__ import annotations
 
+from typing import Callable, Iterator
+
 import polars as pl
 
 from paperhouse.acronyms import find_definitions
@@ -49,6 +51,9 @@ _NOT_NAMES = "A An The Our This These We In To For Of On With".split()
 # At 10^6 papers, beside the terms' reading of the words: the step peaked at 5,785 MB with
 # batches of 100,000 papers, 5,605 MB with 50,000.
 _PAPERS_PER_BATCH = 50_000
+# Texts of up to this many bytes are stripped of markup once for both passes, and kept between
+# them (10^5 papers: 0.14 GB kept; the names took 8.5 CPU-s, not 10.4); larger ones are stripped again.
+_STRIPPED_TEXTS_KEPT = 512 << 20
 
 
 def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl.DataFrame:
@@ -56,15 +61,16 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
 
     Papers are read ``_PAPERS_PER_BATCH`` at a time, twice: for the names they introduce, then for
     how many papers write each name. Every rule reads one paper, so only the count of shared names
-    spans batches; the texts and their tokens are held a batch at a time (at 10^6 papers, all at
-    once, they held 4-5 GB beside the texts)."""
-    batches = slices(papers, _PAPERS_PER_BATCH)
-    names = pl.concat([_introduced_names(batch) for batch in batches])
+    spans batches; the tokens are held a batch at a time (at 10^6 papers, all at once, they held
+    4-5 GB beside the texts), and so are the texts stripped of markup, unless they are small
+    (``_STRIPPED_TEXTS_KEPT``)."""
+    stripped_batches = _stripped_batches(papers)
+    names = pl.concat([_introduced_names(texts) for texts in stripped_batches()])
     # A name written in several papers is something they build on, not what one of them introduces.
     shared = max(max_shared_papers, int(0.01 * papers.height))
     found = names["method_name"].drop_nulls().unique().implode()
     usage = (
-        pl.concat([_papers_writing(batch, found) for batch in batches])
+        pl.concat([_papers_writing(texts, found) for texts in stripped_batches()])
         .group_by("method_name")
         .agg(pl.col("papers").sum())
     )
@@ -75,13 +81,23 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
     ).cast(NAME_SCHEMA)
 
 
+def _stripped_batches(papers: pl.DataFrame) -> Callable[[], Iterator[pl.DataFrame]]:
+    """For each pass over the papers: their ``_stripped`` texts, ``_PAPERS_PER_BATCH`` at a time."""
+    batches = slices(papers, _PAPERS_PER_BATCH)
+    if papers.estimated_size() > _STRIPPED_TEXTS_KEPT:
+        return lambda: map(_stripped, batches)
+    stripped = [_stripped(batch) for batch in batches]
+    return lambda: iter(stripped)
+
+
 def _stripped(papers: pl.DataFrame) -> pl.DataFrame:
+    """``row`` (numbered in the batch), ``paper_id`` and ``text`` without markup."""
     return papers.select("paper_id", text=strip_markup(pl.col("text"))).with_row_index("row")
 
 
-def _introduced_names(papers: pl.DataFrame) -> pl.DataFrame:
-    """Each paper's ``NAME_SCHEMA`` row: the first candidate that is not an acronym of a concept."""
-    texts = _stripped(papers)
+def _introduced_names(texts: pl.DataFrame) -> pl.DataFrame:
+    """Each paper's ``NAME_SCHEMA`` row (``texts``: ``_stripped``): the first candidate that is
+    not an acronym of a concept."""
     candidates = _with_long_forms(_candidate_names(texts), texts)
     introduced = (
         # "mutual information (MI)": an acronym of a concept, not a coined name; a later verb may name one.
@@ -96,13 +112,12 @@ def _introduced_names(papers: pl.DataFrame) -> pl.DataFrame:
     return texts.join(introduced, on="row", how="left", maintain_order="left").select(*NAME_SCHEMA).cast(NAME_SCHEMA)
 
 
-def _papers_writing(papers: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
-    """``method_name``, ``papers``: how many of the papers write each of ``names``."""
+def _papers_writing(texts: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
+    """``method_name``, ``papers``: how many of the papers (``texts``: ``_stripped``) write each of ``names``."""
     # One Aho-Corasick pass over each text finds every name in it (a cross join would be papers x names).
     # Eager on purpose: run lazily, Polars' default engine made extract_many 20 times slower at 100k papers.
     return (
-        _stripped(papers)
-        .select("row", method_name=pl.col("text").str.extract_many(names, overlapping=True))
+        texts.select("row", method_name=pl.col("text").str.extract_many(names, overlapping=True))
         .explode("method_name")
         .drop_nulls()
         .unique()
