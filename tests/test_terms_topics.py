@@ -133,7 +133,6 @@ def test_method_names_read_a_batch_at_a_time_equal_those_read_at_once(monkeypatc
     assert "SparseNet" in extract_method_names(corpus.slice(0, len(texts) // 2 + 1))["method_name"].to_list()
 
 
-
 def test_method_names_strip_small_texts_of_markup_once_and_large_ones_for_each_pass(monkeypatch):
     corpus = papers(seed_abstracts()).select("paper_id", "text")
     strip, stripped = names_module._stripped, []
@@ -143,9 +142,10 @@ def test_method_names_strip_small_texts_of_markup_once_and_large_ones_for_each_p
     batches = -(-corpus.height // 10)
     assert len(stripped) == batches and sum(stripped) == corpus.height
     stripped.clear()
-    monkeypatch.setattr(names_module, "_STRIPPED_TEXTS_KEPT", 0)  # every text is large
+    monkeypatch.setattr(names_module, "SMALL_TEXTS_BYTES", 0)  # every text is large
     assert_frame_equal(extract_method_names(corpus), kept)
     assert len(stripped) == 2 * batches and sum(stripped) == 2 * corpus.height
+
 
 def test_method_names_come_from_every_introducing_verb_and_the_definitions_anywhere_in_the_text():
     texts = {
@@ -423,7 +423,7 @@ def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[b
 
 def test_analyse_lets_go_of_large_texts_before_it_counts_the_terms(monkeypatch):
     # At 10^6 papers the texts are 3.6 GB: held through the counting, they made most of its peak.
-    monkeypatch.setattr(analysis, "TEXTS_KEPT_WHILE_COUNTING", 0)  # these texts count as large
+    monkeypatch.setattr(analysis, "SMALL_TEXTS_BYTES", 0)  # these texts count as large
     alive, names_found, words_read_first = _analyse_with_slow_names(monkeypatch)
     assert alive == [{"words": False, "names": False}] and names_found == [True]
     assert words_read_first == [False]  # the names are found beside the reading, so as not to hold up the counting

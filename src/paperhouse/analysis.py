@@ -7,15 +7,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from paperhouse.names import extract_method_names
+from paperhouse.names import SMALL_TEXTS_BYTES, extract_method_names
 from paperhouse.similar import similar_papers
 from paperhouse.terms import TermIndex, index_words, read_words
 from paperhouse.topics import TopicModel, fit_topics, import_sklearn
-
-# Texts of up to this many bytes may stay alive through the counting of the terms (10^5 papers:
-# 0.15 GB), their names found beside the indexing; past it the counting waits for the method
-# names, the texts' last reader, found beside the reading of the words.
-TEXTS_KEPT_WHILE_COUNTING = 512 << 20
 
 
 @dataclass(frozen=True)
@@ -38,7 +33,7 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
     OpenMP thread beside them: its second thread only spun against the fits (at 10^5 papers both
     together took 11.6 s with it, 9.2-10.1 s without).
 
-    Texts of up to ``TEXTS_KEPT_WHILE_COUNTING`` stay alive until the names are found, which
+    Small texts (``SMALL_TEXTS_BYTES``) stay alive until the names are found, which
     start once the words are read: the reading keeps both cores busy on its own, the indexing
     does not (10^5 papers: the step took 24.7 s, the median of 7, against 26.5 s with the names
     found beside the reading). Larger texts must be gone before the counting of the terms, the
@@ -50,7 +45,7 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         texts = papers.select("paper_id", "text")
-        texts_are_small = texts.estimated_size() <= TEXTS_KEPT_WHILE_COUNTING
+        texts_are_small = texts.estimated_size() <= SMALL_TEXTS_BYTES
         names = None if texts_are_small else pool.submit(extract_method_names, texts)
         words = read_words(papers)
         # A caller that keeps its own reference keeps the texts: pass the frame, don't hold it.

@@ -51,9 +51,10 @@ _NOT_NAMES = "A An The Our This These We In To For Of On With".split()
 # At 10^6 papers, beside the terms' reading of the words: the step peaked at 5,785 MB with
 # batches of 100,000 papers, 5,605 MB with 50,000.
 _PAPERS_PER_BATCH = 50_000
-# Texts of up to this many bytes are stripped of markup once for both passes, and kept between
-# them (10^5 papers: 0.14 GB kept; the names took 8.5 CPU-s, not 10.4); larger ones are stripped again.
-_STRIPPED_TEXTS_KEPT = 512 << 20
+# Texts of up to this many bytes are small: held whole through the corpus step (10^5 papers:
+# 0.15 GB). Here, stripped of markup once for both passes (the names took 8.5 CPU-s, not 10.4);
+# larger ones are stripped again for each. See also paperhouse.analysis.
+SMALL_TEXTS_BYTES = 512 << 20
 
 
 def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl.DataFrame:
@@ -63,7 +64,7 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
     how many papers write each name. Every rule reads one paper, so only the count of shared names
     spans batches; the tokens are held a batch at a time (at 10^6 papers, all at once, they held
     4-5 GB beside the texts), and so are the texts stripped of markup, unless they are small
-    (``_STRIPPED_TEXTS_KEPT``)."""
+    (``SMALL_TEXTS_BYTES``)."""
     stripped_batches = _stripped_batches(papers)
     names = pl.concat([_introduced_names(texts) for texts in stripped_batches()])
     # A name written in several papers is something they build on, not what one of them introduces.
@@ -84,7 +85,7 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
 def _stripped_batches(papers: pl.DataFrame) -> Callable[[], Iterator[pl.DataFrame]]:
     """For each pass over the papers: their ``_stripped`` texts, ``_PAPERS_PER_BATCH`` at a time."""
     batches = slices(papers, _PAPERS_PER_BATCH)
-    if papers.estimated_size() > _STRIPPED_TEXTS_KEPT:
+    if papers.estimated_size() > SMALL_TEXTS_BYTES:
         return lambda: map(_stripped, batches)
     stripped = [_stripped(batch) for batch in batches]
     return lambda: iter(stripped)
