@@ -68,6 +68,15 @@ def test_a_run_that_outgrows_the_memory_cap_is_stopped_and_reported_as_missing_i
                        "1000000 end to end <= 600 s": False, "1000000 peak RSS <= 6144 MB": False}
 
 
+def test_a_baseline_still_running_at_its_time_limit_is_stopped_and_reported(tmp_path, monkeypatch):
+    (tmp_path / "lists").mkdir()
+    (tmp_path / "lists" / "a.txt").write_text("An abstract.")
+    monkeypatch.setattr(benchmark, "BASELINE_SECONDS_LIMIT", 1)  # a whole run takes over 30 s
+    outcome = benchmark._measure_baseline("pipeline", tmp_path / "lists", "--warehouse", str(tmp_path / "w.duckdb"))
+    assert outcome["failed"] == f"stopped after {outcome['seconds']:.0f} s: past its limit of 1 s"
+    assert 1 <= outcome["seconds"] < 10
+    assert benchmark._measure_baseline("read_text", tmp_path)["files"] == 1  # within the limit, it runs
+
 def test_a_baseline_that_outgrows_the_memory_cap_is_reported_and_the_size_still_counts(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(benchmark, "DATA", tmp_path)
     # The pipeline as measured elsewhere (test above); here only what the baselines make of it matters.
@@ -76,8 +85,9 @@ def test_a_baseline_that_outgrows_the_memory_cap_is_reported_and_the_size_still_
                 "steps": {"raw__source_records": 1.0, "paper_assignments": 2.0, "corpus_analysis": 3.0}}
     monkeypatch.setattr(benchmark, "_measure_pipeline", lambda lists, warehouse: pipeline)
     measure = benchmark._measure
-    monkeypatch.setattr(  # scikit-learn gets 1 MB: stopped at once, as at 10^6 abstracts on this machine
-        benchmark, "_measure", lambda method, folder, *extra: measure(method, folder, *extra, cap_kb=1024 if method == "sklearn" else None)
+    monkeypatch.setattr(  # scikit-learn gets 1 MB: stopped at once, as datasketch is at 10^6 abstracts here
+        benchmark, "_measure", lambda method, folder, *extra, **limits: measure(
+            method, folder, *extra, **limits | ({"cap_kb": 1024} if method == "sklearn" else {}))
     )
     result = benchmark.bench_size(300)
     assert "passed 1 MB" in result["baselines"]["sklearn"]["failed"]
