@@ -5,11 +5,12 @@ import re
 import subprocess
 import sys
 
+import polars as pl
 import pytest
 from dagster import DagsterInstance
 
 from orchestration.event_log import CachedEngineSqliteEventLogStorage
-from paperhouse import benchmark
+from paperhouse import benchmark, warehouse
 
 
 def test_fitted_exponent_recovers_the_growth_rate():
@@ -50,6 +51,16 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeyp
     targets = dict(benchmark.report([result], {name: pipeline for name in ("first", "fresh", "rerun")}))
     assert "bundled seeds, warm build from scratch <= 15 s" in targets
 
+
+def test_the_corpus_is_prepared_under_a_memory_limit_of_its_own(tmp_path, monkeypatch):
+    # 5,000 records' texts (15 MB with their normalised copies) ordered for the parquet under 32 MB
+    # run out of memory, as 10^6 records' (3 GB) did under the warehouse's 2 GB.
+    monkeypatch.setattr(benchmark, "DATA", tmp_path)
+    monkeypatch.setattr(warehouse, "MEMORY_LIMIT", "32MB")
+    folder = benchmark.prepare(5_000)
+    records = pl.read_parquet(folder / "records.parquet")
+    labels = pl.read_csv(folder / "lists" / "labels.csv", schema_overrides={"record_no": pl.Int32})
+    assert records.select("source_file", "record_no").equals(labels.select("source_file", "record_no").sort(pl.all()))
 
 def test_a_run_that_outgrows_the_memory_cap_is_stopped_and_reported_as_missing_its_targets(tmp_path):
     (tmp_path / "lists").mkdir()
