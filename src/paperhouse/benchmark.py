@@ -418,11 +418,14 @@ def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
             print(f"\n{r['abstracts']:,} abstracts: the pipeline did not finish ({p['failed'][:300]}); "
                   f"peak RSS {p['peak_rss_mb']} MB after {p['seconds']:.0f} s")
     results = finished(sizes)
-    print(f"\n{'abstracts':>10} {'end to end s':>12} {'abstracts/s':>11} {'peak MB':>8} {'papers':>8} "
+    # End to end is the whole `paperhouse run` process, Python's start and imports included, as the
+    # seeds' target is judged; the Dagster run within it beside it.
+    print(f"\n{'abstracts':>10} {'end to end s':>12} {'(run s)':>8} {'abstracts/s':>11} {'peak MB':>8} {'papers':>8} "
           f"{'dedup P':>8} {'dedup R':>8}")
     for r in results:
         p = r["pipeline"]
-        print(f"{r['abstracts']:>10} {p['seconds']:>12.1f} {r['abstracts'] / p['seconds']:>11.0f} "
+        print(f"{r['abstracts']:>10} {p['process_seconds']:>12.1f} {p['seconds']:>8.1f} "
+              f"{r['abstracts'] / p['process_seconds']:>11.0f} "
               f"{p['peak_rss_mb']:>8} {p['papers']:>8} {p['precision']:>8.4f} {p['recall']:>8.4f}")
     print(f"\n{'abstracts':>10} {'stage':<{_LABEL_WIDTH}} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}")
     for r in results:
@@ -463,7 +466,7 @@ def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
         done = "failed" not in r["pipeline"]
         if seconds_target:
             targets.append((f"{r['abstracts']} end to end <= {seconds_target} s",
-                            done and r["pipeline"]["seconds"] <= seconds_target))
+                            done and r["pipeline"]["process_seconds"] <= seconds_target))
         if rss_target:
             targets.append((f"{r['abstracts']} peak RSS <= {rss_target} MB",
                             done and r["pipeline"]["peak_rss_mb"] <= rss_target))
