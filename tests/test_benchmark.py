@@ -10,7 +10,7 @@ import pytest
 from dagster import DagsterInstance
 
 from orchestration.event_log import CachedEngineSqliteEventLogStorage
-from paperhouse import benchmark, warehouse
+from paperhouse import benchmark
 
 
 def test_fitted_exponent_recovers_the_growth_rate():
@@ -68,15 +68,17 @@ def test_end_to_end_is_the_whole_process_imports_included(capsys):
     assert judged(59.5) and not judged(60.4)
     assert re.search(r"100000 +60\.4 +57\.0 +1656 ", capsys.readouterr().out)
 
+
 def test_the_corpus_is_prepared_under_a_memory_limit_of_its_own(tmp_path, monkeypatch):
     # 5,000 records' texts (15 MB with their normalised copies) ordered for the parquet under 32 MB
     # run out of memory, as 10^6 records' (3 GB) did under the warehouse's 2 GB.
     monkeypatch.setattr(benchmark, "DATA", tmp_path)
-    monkeypatch.setattr(warehouse, "MEMORY_LIMIT", "32MB")
+    monkeypatch.setattr("paperhouse.warehouse.MEMORY_LIMIT", "32MB")
     folder = benchmark.prepare(5_000)
     records = pl.read_parquet(folder / "records.parquet")
     labels = pl.read_csv(folder / "lists" / "labels.csv", schema_overrides={"record_no": pl.Int32})
     assert records.select("source_file", "record_no").equals(labels.select("source_file", "record_no").sort(pl.all()))
+
 
 def test_a_run_that_outgrows_the_memory_cap_is_stopped_and_reported_as_missing_its_targets(tmp_path):
     (tmp_path / "lists").mkdir()
@@ -103,6 +105,7 @@ def test_a_baseline_still_running_at_its_time_limit_is_stopped_and_reported(tmp_
     assert outcome["failed"] == f"stopped after {outcome['seconds']:.0f} s: past its limit of 1 s"
     assert 1 <= outcome["seconds"] < 10
     assert benchmark._measure_baseline("read_text", tmp_path)["files"] == 1  # within the limit, it runs
+
 
 def test_a_baseline_that_outgrows_the_memory_cap_is_reported_and_the_size_still_counts(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(benchmark, "DATA", tmp_path)

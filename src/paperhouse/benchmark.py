@@ -244,7 +244,7 @@ def _measure(
     seconds, peak_mb = time.perf_counter() - started, round(peak[0] / 1024)
     if peak[0] > cap_kb:
         raise MeasureFailed(f"stopped after {seconds:.0f} s: its processes passed {cap_kb >> 10} MB", seconds, peak_mb)
-    if time.perf_counter() > deadline:
+    if child.returncode and seconds > (seconds_limit or math.inf):  # stopped by the sampler
         raise MeasureFailed(f"stopped after {seconds:.0f} s: past its limit of {seconds_limit:.0f} s", seconds, peak_mb)
     if child.returncode:
         raise MeasureFailed(f"exit {child.returncode}: {stderr.strip()[-3000:]}", seconds, peak_mb)
