@@ -234,18 +234,15 @@ def _measure(
         [sys.executable, "-m", "paperhouse.benchmark", "--run", method, "--folder", str(folder), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     ) as child:
-        deadline = started + seconds_limit if seconds_limit else math.inf
-        sampler = threading.Thread(
-            target=_sample_tree_rss, args=(child, peak := [0], cap_kb, deadline), daemon=True
+        watcher = threading.Thread(
+            target=_watch_tree, args=(child, peak := [0], stopped := [], cap_kb, started, seconds_limit), daemon=True
         )
-        sampler.start()
+        watcher.start()
         stdout, stderr = child.communicate()
-        sampler.join()
+        watcher.join()
     seconds, peak_mb = time.perf_counter() - started, round(peak[0] / 1024)
-    if peak[0] > cap_kb:
-        raise MeasureFailed(f"stopped after {seconds:.0f} s: its processes passed {cap_kb >> 10} MB", seconds, peak_mb)
-    if child.returncode and seconds > (seconds_limit or math.inf):  # stopped by the sampler
-        raise MeasureFailed(f"stopped after {seconds:.0f} s: past its limit of {seconds_limit:.0f} s", seconds, peak_mb)
+    if stopped:
+        raise MeasureFailed(f"stopped after {seconds:.0f} s: {stopped[0]}", seconds, peak_mb)
     if child.returncode:
         raise MeasureFailed(f"exit {child.returncode}: {stderr.strip()[-3000:]}", seconds, peak_mb)
     result = json.loads(stdout.strip().splitlines()[-1])
@@ -266,15 +263,21 @@ def instance_home() -> Path:
     return home
 
 
-def _sample_tree_rss(
-    child: subprocess.Popen, peak: list[int], cap_kb: int, deadline: float, every: float = 0.2
-) -> None:
+def _watch_tree(child: subprocess.Popen, peak: list[int], stopped: list[str], cap_kb: int, started: float,
+                seconds_limit: float | None, every: float = 0.2) -> None:
+    """Sample the resident memory of ``child`` and its descendants into ``peak[0]`` until it ends;
+    kill them all once they pass ``cap_kb`` or run past ``seconds_limit``, saying why in ``stopped``."""
     while child.poll() is None:
         peak[0] = max(peak[0], tree_rss_kb(child.pid))
-        if peak[0] > cap_kb or time.perf_counter() > deadline:
+        if peak[0] > cap_kb:
+            stopped.append(f"its processes passed {cap_kb >> 10} MB")
+        elif seconds_limit and time.perf_counter() - started > seconds_limit:
+            stopped.append(f"past its limit of {seconds_limit:.0f} s")
+        if stopped:
             for process in process_tree(child.pid):  # the run and its dbt and GX processes
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(process, signal.SIGKILL)
+            return
         time.sleep(every)
 
 
