@@ -35,10 +35,12 @@ docs: install
 	$(BIN)/paperhouse docs
 
 # Quality reports: dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl;
-# keyphrase F1, method-name precision and topic coherence beside baselines on the gold sets.
+# keyphrase F1, method-name precision and topic coherence beside baselines on the gold sets; then
+# the real lists of ../shared/realdata (read in place), both halves, beside the plain tools.
 eval: install
 	$(BIN)/paperhouse eval-dedup
 	$(BIN)/paperhouse eval-terms
+	$(BIN)/paperhouse eval-real
 
 # The whole pipeline at 10k and 100k synthetic abstracts beside its baselines, and the bundled
 # seeds; writes data/bench/bench.json. `make bench BENCH_FLAGS=--million` adds 1M abstracts.

@@ -231,6 +231,21 @@ def cmd_eval_terms(args: argparse.Namespace) -> int:
     return 0 if all(term_evaluation.targets_met(report).values()) else _fail("term quality targets not met")
 
 
+def cmd_eval_real(args: argparse.Namespace) -> int:
+    from paperhouse import real_data, real_evaluation
+
+    if not real_data.available():
+        return _fail(f"no real lists at {real_data.realdata_dir()} (set {real_data.REALDATA_ENV})")
+    report = real_evaluation.real_data_report(tuple(args.half or real_data.HALVES))
+    print(real_evaluation.format_report(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    if "report" not in report:
+        return 0
+    held_out = real_evaluation.targets_met(report["report"])
+    return 0 if all(held_out.values()) else _fail("real-data targets not met on the held-out half")
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     from paperhouse.parse_cache import read_abstracts
     from paperhouse.synth import write_corpus
@@ -285,6 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate_terms.add_argument("--json", help="also write the report to this file")
     evaluate_terms.set_defaults(handler=cmd_eval_terms)
+
+    evaluate_real = commands.add_parser(
+        "eval-real", help="terms, topics, similar papers and names on the real lists in ../shared/realdata, beside baselines"
+    )
+    evaluate_real.add_argument("--json", help="also write the report to this file")
+    evaluate_real.add_argument("--half", action="append", choices=("tune", "report"),
+                               help="only this half (repeatable; default both): 'tune' while tuning")
+    evaluate_real.set_defaults(handler=cmd_eval_real)
 
     synth = commands.add_parser("synth", help="write synthetic abstract lists with labelled duplicates")
     synth.add_argument("--papers", type=int, required=True)

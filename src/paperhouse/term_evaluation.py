@@ -85,10 +85,15 @@ def tfidf_keyphrases(papers: pl.DataFrame, k: int) -> dict[str, list[str]]:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     vectorizer = TfidfVectorizer(ngram_range=(1, 3), stop_words="english")
-    matrix = vectorizer.fit_transform(papers["text"].to_list()).toarray()
+    matrix = vectorizer.fit_transform(papers["text"].to_list()).tocsr()  # dense, a real list is gigabytes
+    matrix.sort_indices()  # ties go to the earlier term, as a dense stable sort gives them
     vocabulary = vectorizer.get_feature_names_out()
-    order = np.argsort(-matrix, axis=1, kind="stable")[:, :k]
-    return {paper: list(vocabulary[row]) for paper, row in zip(papers["paper_id"], order)}
+    ranked = {}
+    for paper, row in zip(papers["paper_id"], range(matrix.shape[0])):
+        start, end = matrix.indptr[row], matrix.indptr[row + 1]
+        order = np.argsort(-matrix.data[start:end], kind="stable")[:k]
+        ranked[paper] = list(vocabulary[matrix.indices[start:end][order]])
+    return ranked
 
 
 def yake_keyphrases(papers: pl.DataFrame, k: int) -> dict[str, list[str]]:

@@ -1,0 +1,80 @@
+"""The real-data evaluation: its metrics on cases worked by hand, and the halves of the real lists,
+read in place from ../shared/realdata."""
+
+import polars as pl
+
+from paperhouse import real_data
+from paperhouse.real_evaluation import (
+    keyphrase_scores,
+    near_copies,
+    present_keywords,
+    shared_keyword_share,
+    stem_key,
+    topic_npmi,
+    document_ngrams,
+)
+
+def test_phrases_match_porter_stemmed_as_a_whole():
+    assert stem_key("Generative Adversarial Networks") == stem_key("generative adversarial network")
+    assert stem_key("few-shot learning") == stem_key("Few Shot Learning")
+    assert stem_key("network") != stem_key("neural network")
+
+
+def test_keyphrase_scores_count_each_gold_phrase_once_and_skip_papers_without_gold():
+    predicted = [["graph neural networks", "graph neural network", "attention", "x"], ["anything"]]
+    gold = [["graph neural network", "message passing"], []]
+    scores = keyphrase_scores(predicted, gold, k=10)
+    # One paper counts: 1 of 2 gold found; its three distinct predictions give precision 1/3.
+    assert scores["papers"] == 1
+    assert scores["recall@10"] == 0.5
+    assert scores["f1@10"] == round(2 * (1 / 3) * 0.5 / (1 / 3 + 0.5), 4)
+
+
+def test_present_keywords_are_those_written_in_the_abstract():
+    labels = pl.DataFrame({
+        "text": ["We train graph neural networks with message passing."],
+        "keywords": [["Graph Neural Network", "message-passing", "transformers", "neural"]],
+    })
+    assert present_keywords(labels) == [["Graph Neural Network", "message-passing", "neural"]]
+
+
+def test_near_copies_are_one_idea_said_twice():
+    pairs = near_copies(["generative adversarial network", "adversarial network", "image synthesis", "images"])
+    assert ("generative adversarial network", "adversarial network") in pairs
+    assert ("image synthesis", "images") in pairs
+    assert near_copies(["graph", "protein folding", "reinforcement learning"]) == []
+
+
+def test_topic_npmi_rewards_terms_that_meet_and_matches_plurals():
+    documents = document_ngrams(["graph networks on graphs", "graph network", "protein folding", "protein folds"])
+    together = topic_npmi(documents, [["graph", "graph network"]])
+    apart = topic_npmi(documents, [["graph", "protein folding"]])
+    assert together == 1.0  # both held by exactly the same two documents
+    assert apart == -1.0  # never in one document
+
+
+def test_shared_keyword_share_counts_neighbours_sharing_a_keyword():
+    keys = [{"gan"}, {"gan", "vae"}, {"rl"}, set()]
+    neighbours = [[1, 2], [0, 3], [0, 1], [0, 1]]
+    # Paper 3 has no keywords and is skipped: (1/2 + 1/2 + 0/2) / 3.
+    assert shared_keyword_share(keys, neighbours) == round((0.5 + 0.5 + 0.0) / 3, 4)
+
+
+def test_halves_split_each_list_in_place_and_keep_every_label(tmp_path):
+    assert real_data.available(), f"the real lists are missing at {real_data.realdata_dir()}"
+    tune = real_data.write_half("conferences", "tune", tmp_path)
+    report = real_data.write_half("conferences", "report", tmp_path)
+    labels = pl.concat([tune.labels, report.labels])
+    originals = labels.select("original_file", "original_record_no")
+    assert originals.is_unique().all()
+    assert tune.labels["original_record_no"].to_numpy().tolist() == [
+        n for n in tune.labels["original_record_no"] if n % 2 == 1
+    ]
+    assert set(report.labels["original_record_no"] % 2) == {0}
+    assert labels.height == sum(1 for _ in (real_data.realdata_dir() / "conferences" / "labels.jsonl").open())
+    # The half's files hold the paragraphs at the positions the labels give.
+    written = (tune.folder / "iclr_2021.txt").read_text(encoding="utf-8").split("\n\n")
+    assert written[0] == "ICLR 2021 Papers"
+    first = tune.labels.filter(source_file="iclr_2021.txt", record_no=3).row(0, named=True)
+    assert written[3].strip() == first["text"] and first["original_record_no"] == 5
+    assert not any(p.is_relative_to(real_data.PROJECT_ROOT) for p in (tune.folder, report.folder))
