@@ -244,6 +244,9 @@ def index_words(words: PaperWords, max_words: int = 4, max_terms: int = MAX_TERM
         )
     )
     terms = terms.with_columns(
+        established=(1 + pl.col("doc_freq").cast(pl.Float64).log()) ** phrase_recurrence(terms)
+    )
+    terms = terms.with_columns(
         kind=pl.when(pl.col("term").str.contains(r"[ -]"))
         .then(pl.lit("phrase"))
         .when(pl.col("term").is_in(words.capitalised.implode()))
@@ -723,7 +726,10 @@ def _weigh(parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFr
     so they are held once: at 10^6 papers, chunks kept apart and then joined held 1.8 GB twice.
     ``parts`` is emptied once every chunk is weighed: the counts (2.5 GB at 10^6 papers) are gone
     before the step's result is built."""
-    by_term = {column: _by_term(terms, column, vocabulary.height) for column in ("idf", "head_share", "n_words", "doc_freq")}
+    by_term = {
+        column: _by_term(terms, column, vocabulary.height)
+        for column in ("idf", "established", "head_share", "n_words", "doc_freq")
+    }
     sub_phrases = _sub_phrases(terms, vocabulary)
     n_papers = len(paper_ids)
     chunk_starts = np.arange(0, n_papers + _PAPERS_PER_WEIGHING, _PAPERS_PER_WEIGHING, dtype=np.uint64)
@@ -774,7 +780,7 @@ def _weigh_papers(pairs: np.ndarray, count: np.ndarray, first_paper: np.uint64, 
     paper, term = pairs >> np.uint64(32), (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
     enclosing = _enclosing_counts(pairs, term, count, sub_phrases)
     tfidf = (
-        (1 + np.log(count)) * by_term["idf"][term]
+        (1 + np.log(count)) * by_term["idf"][term] * by_term["established"][term]
         * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * by_term["head_share"][term])
         * np.where(by_term["n_words"][term] > 1, _PHRASE_BONUS, 1.0)
         * np.where(enclosing >= count, _SUBSUMED_DISCOUNT, 1.0)
@@ -797,6 +803,21 @@ def _weigh_papers(pairs: np.ndarray, count: np.ndarray, first_paper: np.uint64, 
         {"paper": paper[best], "term": term[best], "count": count[best], "weight": weight[best], "rank": rank[best]},
         {"paper": paper[linking], "term": term[linking], "weight": weight[linking]},
     )
+
+
+def phrase_recurrence(terms: pl.DataFrame) -> float:
+    """How much the corpus's papers share their phrases: of all (paper, phrase of two or more words)
+    pairs, the share whose phrase some other paper uses too. 0 for an empty corpus.
+
+    A term's weight is multiplied by ``(1 + ln doc_freq) ** phrase_recurrence``: a phrase that recurs
+    across a list is one of its field's concepts, which is what authors name as their keywords,
+    rather than a phrase cut out of one abstract ("gain superior quality"). How much recurrence
+    says is read off the corpus itself: in one field's list phrases recur (two real conference
+    lists: a third of the pairs), in a small or mixed collection they do not (the Inspec journal
+    abstracts: a tenth), and there the weight stays close to plain TF-IDF."""
+    phrases = terms.filter(pl.col("n_words") > 1)
+    uses = phrases["doc_freq"].sum()
+    return float(phrases.filter(pl.col("doc_freq") >= 2)["doc_freq"].sum() / uses) if uses else 0.0
 
 
 def _by_term(terms: pl.DataFrame, column: str, n_terms: int) -> np.ndarray:
