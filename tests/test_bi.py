@@ -104,9 +104,12 @@ def test_topic_and_term_summaries_share_out_each_list(runs):
     per_list = dict(query(warehouse, "select venue, count(*) from marts.papers group by venue"))
     assert [(v, s, n) for v, s, n in shares] == [(v, 1.0, per_list[v]) for v, _, _ in shares]
     expected = query(warehouse, """
-        select pt.term_id, p.venue, p.year, count(*) from marts.paper_terms pt join marts.papers p using (paper_id)
+        select pt.term_id, p.venue, p.year, count(*), count(*) filter (where pt.rank <= 10)
+        from marts.paper_terms pt join marts.papers p using (paper_id)
         group by all order by all""")
-    assert query(warehouse, "select term_id, venue, year, papers from marts.term_summary order by all") == expected
+    assert query(warehouse, "select term_id, venue, year, papers, key_papers from marts.term_summary order by all") == expected
+    key_papers = query(warehouse, "select term_id, sum(key_papers) from marts.term_summary group by all having sum(key_papers) > 0 order by all")
+    assert key_papers == query(warehouse, "select term_id, key_papers from marts.terms where key_papers > 0 order by all")
     sae = query(warehouse, "select aliases from marts.term_summary where term = 'sparse autoencoder' limit 1")
     assert "SAE" in sae[0][0].split(", ")
 
@@ -201,8 +204,11 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
         page.screenshot(path=ARTIFACTS / "2-topics.png", full_page=True)
 
         page.get_by_role("link", name="Terms").click()
-        top_terms = query(warehouse, "select term, kind, doc_freq from marts.terms order by doc_freq desc, term limit 30")
-        assert [tuple(r[:3]) for r in _cells(page, "terms")] == [tuple(str(v) for v in row) for row in top_terms]
+        top_terms = query(
+            warehouse,
+            "select term, kind, key_papers, doc_freq from marts.terms order by key_papers desc, doc_freq desc, term limit 30",
+        )
+        assert [tuple(r[:4]) for r in _cells(page, "terms")] == [tuple(str(v) for v in row) for row in top_terms]
         acronyms = query(warehouse, "select alias, term, papers from marts.term_aliases where alias_kind = 'acronym' order by papers desc, alias")
         assert [tuple(r) for r in _cells(page, "acronyms")] == [tuple(str(v) for v in row) for row in acronyms]
         page.screenshot(path=ARTIFACTS / "3-terms.png", full_page=True)

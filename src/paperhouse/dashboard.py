@@ -88,7 +88,7 @@ def page_data(export: Path) -> dict[str, Any]:
         ],
         "topic_lists": _rows(_mart(export, "topic_summary").sort("topic_id", "venue", "year", nulls_last=True)),
         "top_terms": _rows(
-            _mart(export, "terms").sort(pl.col("doc_freq"), "term", descending=[True, False]).head(TOP_TERMS)
+            _mart(export, "terms").sort("key_papers", "doc_freq", "term", descending=[True, True, False]).head(TOP_TERMS)
             .join(_mart(export, "term_summary").group_by("term_id").agg(pl.col("aliases").first()),
                   on="term_id", how="left", maintain_order="left")
         ),

@@ -118,7 +118,7 @@ def read_marts(warehouse: Path) -> dict[str, pl.DataFrame]:
         "paper_topics": "select paper_id, topic_id from marts.paper_topics where is_primary",
         "similar": "select paper_id, similar_paper_id from marts.similar_papers where rank <= 5",
         "names": "select paper_id, display_name from marts.papers",
-        "top_terms": f"select term from marts.terms order by doc_freq desc, term limit {TOP_CORPUS_TERMS}",
+        "top_terms": f"select term from marts.terms order by key_papers desc, doc_freq desc, term limit {TOP_CORPUS_TERMS}",
     }
     with connect_reader(warehouse) as con:
         return {name: con.execute(sql).pl() for name, sql in queries.items()}

@@ -70,7 +70,7 @@ STOCK_PHRASES = frozenset(
     previous work;related work;future work;code;source code;github;large margin;substantial improvement;
     consistent improvement;strong performance;superior performance;competitive performance;better performance;
     significant improvement;promising result;real world;real-world;paper;article;furthermore;moreover;
-    additionally;specifically;finally;notably;importantly;respectively;e.g;i.e""".replace("\n", " ").split(";")
+    additionally;specifically;finally;notably;importantly;respectively;e.g;i.e;et al""".replace("\n", " ").split(";")
 )
 # Words that name no topic on their own; a phrase made only of them is dropped too.
 GENERIC_WORDS = frozenset(
@@ -84,7 +84,8 @@ GENERIC_WORDS = frozenset(
     related certain particular overall whole main major minor important crucial critical fundamental
     essential practical empirical theoretical experimental comprehensive systematic consistent
     substantial superior competitive promising remarkable notable substantially consistently
-    remain remains make makes made often across yield yields reveal reveals find finds found""".split()
+    remain remains make makes made often across yield yields reveal reveals find finds found
+    state-of-the-art sota""".split()
 )
 TERM_SCHEMA = {"term": pl.String, "kind": pl.String, "n_words": pl.Int32, "doc_freq": pl.Int32, "idf": pl.Float64}
 PAPER_TERM_SCHEMA = {

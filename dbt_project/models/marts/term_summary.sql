@@ -4,7 +4,12 @@ with lists as (
 ),
 
 term_lists as (
-    select paper_terms.term_id, papers.venue, papers.year, count(*) as papers
+    select
+        paper_terms.term_id,
+        papers.venue,
+        papers.year,
+        count(*) as papers,
+        count(*) filter (where paper_terms.rank <= 10) as key_papers
     from {{ ref('paper_terms') }} as paper_terms
     inner join {{ ref('papers') }} as papers using (paper_id)
     group by all
@@ -25,6 +30,7 @@ select
     term_lists.venue,
     term_lists.year,
     cast(term_lists.papers as integer) as papers,
+    cast(term_lists.key_papers as integer) as key_papers,
     term_lists.papers / lists.list_papers as share_of_list
 from {{ ref('terms') }} as terms
 inner join term_lists using (term_id)
