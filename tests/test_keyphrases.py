@@ -6,7 +6,7 @@ import pytest
 
 from paperhouse.normalize import clean_text
 from paperhouse import terms as terms_module
-from paperhouse.terms import index_terms, phrase_recurrence
+from paperhouse.terms import index_terms, phrase_recurrence, verb_lemmas
 
 
 def papers(texts: list[str]) -> pl.DataFrame:
@@ -51,3 +51,19 @@ def test_in_a_list_that_shares_its_phrases_the_field_concepts_rank_first(monkeyp
     monkeypatch.setattr(terms_module, "phrase_recurrence", lambda _terms: 0.0)
     plain = index_terms(corpus)
     assert sum(term in FIELD_PHRASES for term in _first_terms(plain)) <= 0.1 * corpus.height
+
+
+def test_verbs_are_read_off_the_corpus_and_break_phrases():
+    uses = ["We tackle the problem.", "To tackle a task, ...", "They tackle this.", "Methods tackle graphs quickly.",
+            "We tackle our goal.", "It tackles the rest."]
+    nouns = ["Graph learning helps.", "A graph of words.", "The graph grows.", "Each graph is small.",
+             "Our graph stays.", "One graph more."]
+    tokens = pl.Series(" ".join(uses + nouns).lower().replace(".", " .").replace(",", " ,").split())
+    verbs = verb_lemmas(tokens).to_list()
+    assert "tackle" in verbs  # 6 uses, 5 right after a subject or "to", or before an article
+    assert "graph" not in verbs and "learning" not in verbs
+    # A verb found so ends a phrase wherever it stands: its object is the term, not "verb + object".
+    corpus = papers([f"Prior methods tackle {noun} badly, as we tackle the {noun}. Then we tackle it." for noun in
+                     ("graph coloring", "protein folding", "motion planning", "image denoising", "speech coding")])
+    found = set(index_terms(corpus).paper_terms["term"])
+    assert "graph coloring" in found and not any(term.startswith("tackle") for term in found)

@@ -109,6 +109,14 @@ _ADVERB = r"^\p{L}{3,}ly$"
 _NOUNS_IN_LY = ("anomaly", "family", "assembly", "monopoly", "supply", "italy", "butterfly", "reply", "july")
 # The word after a subject or a modal is a verb ("we deactivate", "can restore"): it starts no phrase.
 _BEFORE_VERB = ("we", "they", "can", "could", "may", "might", "will", "would", "should", "must", "cannot")
+# Verbs, read off the corpus: a word used as one in most of its uses, right after a subject, a modal
+# or "to", or right before an article or an object ("address the", "we tackle"), breaks a phrase
+# wherever it stands ("pick independent money manager" is "independent money manager"). Words in
+# -ing stay: "learning a policy" is a verb, "reinforcement learning" a term.
+_VERB_AFTER = (*_BEFORE_VERB, "it", "which", "also", "to", "not")
+_VERB_BEFORE = ("the", "a", "an", "our", "their", "its", "this", "these", "those", "such", "them", "it", "us",
+                "both", "each", "how", "whether", "that")
+_VERB_MIN_USES = 5
 _KEEP_S = re.compile(r"(ss|us|is|ics|ous|ness|sis|xis|as|ys|'s)$")
 # A capitalised short form as written (SAE, CoT, GPT-4): at least two capitals.
 _CAPITALISED = r"\b[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b"
@@ -285,10 +293,12 @@ def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
     weighing that follow cut the corpus between papers, in that order. Words as strings are held a
     batch at a time: each batch is split once and its spellings are numbered in the order they
     first appear."""
-    spelled, spelling_numbers = [], FirstSeenNumbers(pl.String)
+    spelled, spelling_numbers, verbs = [], FirstSeenNumbers(pl.String), None
     for start in range(0, papers.height, _PAPERS_PER_CHUNK):  # a dense rank: paper_idx < height
         batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
         pieces = _pieces(batch).collect()
+        if verbs is None:  # the first batch's words, up to _PAPERS_PER_CHUNK papers, tell the verbs
+            verbs = verb_lemmas(pieces["token"])
         # Counted by a group-by, whose result owns its rows: a run-length encoding's kept the batch's
         # paper numbers, one per word, alive (10^6 papers: 0.94 GB).
         runs = pieces.group_by("paper_idx", maintain_order=True).agg(pieces=pl.len())
@@ -299,10 +309,34 @@ def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
         ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
         | pl.col("token").is_in(STOPWORDS)
         | (pl.col("token").str.len_chars() < 2)
-        | (pl.col("token").str.contains(_ADVERB) & ~pl.col("token").is_in(_NOUNS_IN_LY)),
+        | (pl.col("token").str.contains(_ADVERB) & ~pl.col("token").is_in(_NOUNS_IN_LY))
+        | (pl.col("lemma").is_in(verbs.implode()) & ~pl.col("token").str.ends_with("ing")),
         before_verb=pl.col("token").is_in(_BEFORE_VERB),
     )
     return spelled, spellings
+
+
+def verb_lemmas(tokens: pl.Series) -> pl.Series:
+    """The lemmas of the words that ``tokens`` (a text's words and punctuation, in order) use as
+    verbs in most of their uses (``_VERB_AFTER``, ``_VERB_BEFORE``), among those used at least
+    ``_VERB_MIN_USES`` times; stop words aside."""
+    uses = (
+        tokens.rename("token").to_frame().lazy()
+        .with_columns(
+            verb_use=pl.col("token").shift(1).is_in(_VERB_AFTER) | pl.col("token").shift(-1).is_in(_VERB_BEFORE)
+        )
+        .filter(pl.col("token").str.contains(r"^\p{L}") & ~pl.col("token").is_in(STOPWORDS))
+        .group_by("token")
+        .agg(uses=pl.len(), verb_uses=pl.col("verb_use").sum())
+        .collect()
+    )
+    return (
+        _lemma_column(uses, "token")
+        .group_by("lemma")
+        .agg(pl.col("uses").sum(), pl.col("verb_uses").sum())
+        .filter((pl.col("uses") >= _VERB_MIN_USES) & (2 * pl.col("verb_uses") > pl.col("uses")))["lemma"]
+        .sort()
+    )
 
 
 def _tokens(spelled: list[SpelledBatch], spellings: pl.DataFrame, acronyms: _AcronymCodes) -> pl.DataFrame:
