@@ -6,7 +6,7 @@ import pytest
 
 from paperhouse.normalize import clean_text
 from paperhouse import terms as terms_module
-from paperhouse.terms import index_terms, phrase_recurrence, verb_lemmas
+from paperhouse.terms import index_terms, phrase_recurrence, verb_lemmas, verb_uses
 
 
 def papers(texts: list[str]) -> pl.DataFrame:
@@ -59,7 +59,7 @@ def test_verbs_are_read_off_the_corpus_and_break_phrases():
     nouns = ["Graph learning helps.", "A graph of words.", "The graph grows.", "Each graph is small.",
              "Our graph stays.", "One graph more."]
     tokens = pl.Series(" ".join(uses + nouns).lower().replace(".", " .").replace(",", " ,").split())
-    verbs = verb_lemmas(tokens).to_list()
+    verbs = verb_lemmas(verb_uses(pl.DataFrame({"paper_idx": 0, "token": tokens}))).to_list()
     assert "tackle" in verbs  # 6 uses, 5 right after a subject or "to", or before an article
     assert "graph" not in verbs and "learning" not in verbs
     # A verb found so ends a phrase wherever it stands: its object is the term, not "verb + object".

@@ -117,6 +117,9 @@ _VERB_AFTER = (*_BEFORE_VERB, "it", "which", "also", "to", "not")
 _VERB_BEFORE = ("the", "a", "an", "our", "their", "its", "this", "these", "those", "such", "them", "it", "us",
                 "both", "each", "how", "whether", "that")
 _VERB_MIN_USES = 5
+# The first papers (in paper_idx order, whatever the batches) whose words tell the verbs.
+_VERB_SAMPLE_PAPERS = 20_000
+_NO_VERB_USES = pl.DataFrame(schema={"token": pl.String, "uses": pl.Int64, "verb_uses": pl.Int64})
 _KEEP_S = re.compile(r"(ss|us|is|ics|ous|ness|sis|xis|as|ys|'s)$")
 # A capitalised short form as written (SAE, CoT, GPT-4): at least two capitals.
 _CAPITALISED = r"\b[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b"
@@ -253,9 +256,6 @@ def index_words(words: PaperWords, max_words: int = 4, max_terms: int = MAX_TERM
         )
     )
     terms = terms.with_columns(
-        established=(1 + pl.col("doc_freq").cast(pl.Float64).log()) ** phrase_recurrence(terms)
-    )
-    terms = terms.with_columns(
         kind=pl.when(pl.col("term").str.contains(r"[ -]"))
         .then(pl.lit("phrase"))
         .when(pl.col("term").is_in(words.capitalised.implode()))
@@ -293,16 +293,17 @@ def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
     weighing that follow cut the corpus between papers, in that order. Words as strings are held a
     batch at a time: each batch is split once and its spellings are numbered in the order they
     first appear."""
-    spelled, spelling_numbers, verbs = [], FirstSeenNumbers(pl.String), None
+    spelled, spelling_numbers, uses = [], FirstSeenNumbers(pl.String), []
     for start in range(0, papers.height, _PAPERS_PER_CHUNK):  # a dense rank: paper_idx < height
         batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
         pieces = _pieces(batch).collect()
-        if verbs is None:  # the first batch's words, up to _PAPERS_PER_CHUNK papers, tell the verbs
-            verbs = verb_lemmas(pieces["token"])
+        if start < _VERB_SAMPLE_PAPERS:
+            uses.append(verb_uses(pieces.filter(pl.col("paper_idx") < _VERB_SAMPLE_PAPERS)))
         # Counted by a group-by, whose result owns its rows: a run-length encoding's kept the batch's
         # paper numbers, one per word, alive (10^6 papers: 0.94 GB).
         runs = pieces.group_by("paper_idx", maintain_order=True).agg(pieces=pl.len())
         spelled.append(SpelledBatch(spelling_numbers.number(pieces["token"]), runs))
+    verbs = verb_lemmas(pl.concat([_NO_VERB_USES, *uses]))
     # Words are classified and singularised once per distinct spelling, then looked up by number.
     numbered = spelling_numbers.values.rename("token").to_frame().with_row_index("spelling")
     spellings = _lemma_column(numbered, "token").sort("spelling").with_columns(
@@ -316,22 +317,30 @@ def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
     return spelled, spellings
 
 
-def verb_lemmas(tokens: pl.Series) -> pl.Series:
-    """The lemmas of the words that ``tokens`` (a text's words and punctuation, in order) use as
-    verbs in most of their uses (``_VERB_AFTER``, ``_VERB_BEFORE``), among those used at least
-    ``_VERB_MIN_USES`` times; stop words aside."""
-    uses = (
-        tokens.rename("token").to_frame().lazy()
+def verb_uses(pieces: pl.DataFrame) -> pl.DataFrame:
+    """``token``, ``uses``, ``verb_uses``: how often each word of ``pieces`` (``paper_idx``, ``token``:
+    words and punctuation, in order) is used, and used as a verb (``_VERB_AFTER``, ``_VERB_BEFORE``)."""
+    same_paper = pl.col("paper_idx").shift(1) == pl.col("paper_idx")
+    next_same_paper = pl.col("paper_idx").shift(-1) == pl.col("paper_idx")
+    return (
+        pieces.lazy()
         .with_columns(
-            verb_use=pl.col("token").shift(1).is_in(_VERB_AFTER) | pl.col("token").shift(-1).is_in(_VERB_BEFORE)
+            verb_use=(same_paper & pl.col("token").shift(1).is_in(_VERB_AFTER)).fill_null(False)
+            | (next_same_paper & pl.col("token").shift(-1).is_in(_VERB_BEFORE)).fill_null(False)
         )
         .filter(pl.col("token").str.contains(r"^\p{L}") & ~pl.col("token").is_in(STOPWORDS))
         .group_by("token")
-        .agg(uses=pl.len(), verb_uses=pl.col("verb_use").sum())
+        .agg(uses=pl.len().cast(pl.Int64), verb_uses=pl.col("verb_use").sum().cast(pl.Int64))
         .collect()
     )
+
+
+def verb_lemmas(uses: pl.DataFrame) -> pl.Series:
+    """The lemmas used as verbs in most of their uses (``verb_uses``' counts, summed), among those
+    used at least ``_VERB_MIN_USES`` times."""
+    by_token = uses.group_by("token").agg(pl.col("uses").sum(), pl.col("verb_uses").sum())
     return (
-        _lemma_column(uses, "token")
+        _lemma_column(by_token, "token")
         .group_by("lemma")
         .agg(pl.col("uses").sum(), pl.col("verb_uses").sum())
         .filter((pl.col("uses") >= _VERB_MIN_USES) & (2 * pl.col("verb_uses") > pl.col("uses")))["lemma"]
@@ -761,6 +770,7 @@ def _weigh(parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFr
     so they are held once: at 10^6 papers, chunks kept apart and then joined held 1.8 GB twice.
     ``parts`` is emptied once every chunk is weighed: the counts (2.5 GB at 10^6 papers) are gone
     before the step's result is built."""
+    terms = terms.with_columns(established=(1 + pl.col("doc_freq").cast(pl.Float64).log()) ** phrase_recurrence(terms))
     by_term = {
         column: _by_term(terms, column, vocabulary.height)
         for column in ("idf", "established", "head_share", "n_words", "doc_freq")
