@@ -67,3 +67,13 @@ def test_verbs_are_read_off_the_corpus_and_break_phrases():
                      ("graph coloring", "protein folding", "motion planning", "image denoising", "speech coding")])
     found = set(index_terms(corpus).paper_terms["term"])
     assert "graph coloring" in found and not any(term.startswith("tackle") for term in found)
+
+
+def test_a_phrase_ends_in_its_noun_not_in_a_participle():
+    corpus = papers([
+        "Aliasing effects associated with undersampling degrade the imagery collected by telescopes.",
+        "The training speed improves while aliasing effects stay small.",
+    ])
+    found = set(index_terms(corpus).terms["term"])
+    assert {"aliasing effect", "training speed"} <= found  # -eed is a noun's ending
+    assert not {"aliasing effect associated", "imagery collected"} & found

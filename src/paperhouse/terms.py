@@ -120,6 +120,9 @@ _VERB_MIN_USES = 5
 # The first papers (in paper_idx order, whatever the batches) whose words tell the verbs.
 _VERB_SAMPLE_PAPERS = 20_000
 _NO_VERB_USES = pl.DataFrame(schema={"token": pl.String, "uses": pl.Int64, "verb_uses": pl.Int64})
+# A phrase ends in its head noun, never in a participle: "aliasing effect associated" is cut
+# from "aliasing effects associated with ...". Nouns in -eed (speed, seed, need) are nouns.
+_ENDS_IN_PARTICIPLE = r" \p{L}+[^e]ed$"
 _KEEP_S = re.compile(r"(ss|us|is|ics|ous|ness|sis|xis|as|ys|'s)$")
 # A capitalised short form as written (SAE, CoT, GPT-4): at least two capitals.
 _CAPITALISED = r"\b[A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b"
@@ -745,7 +748,9 @@ def _stock_terms(vocabulary: pl.DataFrame) -> pl.Series:
     """The ``term_idx`` of stock phrases and of terms made only of generic words, decided once per term."""
     words = pl.col("term").str.split(" ")
     return vocabulary.filter(
-        variant_key(pl.col("term")).is_in(STOCK_PHRASES) | words.list.eval(pl.element().is_in(GENERIC_WORDS)).list.all()
+        variant_key(pl.col("term")).is_in(STOCK_PHRASES)
+        | words.list.eval(pl.element().is_in(GENERIC_WORDS)).list.all()
+        | pl.col("term").str.contains(_ENDS_IN_PARTICIPLE)
     )["term_idx"]
 
 
