@@ -85,14 +85,18 @@ def test_marts_show_names_acronyms_and_readable_topics(bundled_run):
     assert query(warehouse, "select count(*) from marts.terms where term in ('sae', 'saes')") == [(0,)]
     labels = [label for (label,) in query(warehouse, "select label from marts.topics")]
     assert all(2 <= len(label.split(", ")) <= 4 for label in labels) and not any(l.startswith("topic") for l in labels)
-    # A paper that introduces no named method shows its two best terms, the first capitalised.
+    # A paper that introduces no named method shows its subject, capitalised: the most repeated of its
+    # five best terms, a phrase of n words counting sqrt(n) times its repeats, the better ranked on a tie.
     unnamed = query(warehouse, "select paper_id, display_name from marts.papers where method_name is null")
-    best = {}
-    for paper_id, term in query(warehouse, "select paper_id, term from marts.paper_terms where rank <= 2 order by paper_id, rank"):
-        best.setdefault(paper_id, []).append(term)
-    shown = {paper_id: " · ".join(best[paper_id]) for paper_id, _ in unnamed}
+    subject = {}
+    for paper_id, term, occurrences, rank in query(
+        warehouse, "select paper_id, term, occurrences, rank from marts.paper_terms where rank <= 5 order by paper_id, rank"
+    ):
+        score = (occurrences * len(term.split(" ")) ** 0.5, -rank)
+        if paper_id not in subject or score > subject[paper_id][0]:
+            subject[paper_id] = (score, term)
     assert unnamed and {paper_id: name for paper_id, name in unnamed} == {
-        paper_id: terms[:1].upper() + terms[1:] for paper_id, terms in shown.items()
+        paper_id: subject[paper_id][1][:1].upper() + subject[paper_id][1][1:] for paper_id, _ in unnamed
     }
 
 
