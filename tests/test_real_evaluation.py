@@ -11,6 +11,7 @@ from paperhouse.real_evaluation import (
     shared_keyword_share,
     stem_key,
     topic_npmi,
+    topics_grow,
     document_ngrams,
 )
 
@@ -78,3 +79,9 @@ def test_halves_split_each_list_in_place_and_keep_every_label(tmp_path):
     first = tune.labels.filter(source_file="iclr_2021.txt", record_no=3).row(0, named=True)
     assert written[3].strip() == first["text"] and first["original_record_no"] == 5
     assert not any(p.is_relative_to(real_data.PROJECT_ROOT) for p in (tune.folder, report.folder))
+
+
+def test_topics_grow_when_both_halves_hold_more_topics_than_either():
+    halves = {"tune": {"topics": {"topics": 11}}, "report": {"topics": {"topics": 12}}}
+    assert topics_grow(halves | {"whole": {"topics": 18}})
+    assert not topics_grow(halves | {"whole": {"topics": 12}})

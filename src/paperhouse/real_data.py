@@ -20,6 +20,7 @@ from paperhouse.settings import PROJECT_ROOT
 
 REALDATA_ENV = "PAPERHOUSE_REALDATA"
 HALVES = ("tune", "report")
+WHOLE = "whole"  # both halves together: what a user loading the lists gets
 # Each source: the folder under realdata/ holding `inputs/*.txt` and `labels.jsonl`.
 SOURCES = {"conferences": "conferences", "inspec": "inspec"}
 
@@ -56,8 +57,8 @@ class Half:
 
 
 def write_half(source: str, half: str, scratch: Path) -> Half:
-    """Write the records of one half of ``source`` as seed files under ``scratch``; return them
-    with their labels. Paragraphs are taken as the files hold them (after the header line)."""
+    """Write the records of one half of ``source`` (or the ``WHOLE`` of it) as seed files under
+    ``scratch``; return them with their labels. Paragraphs are taken as the files hold them (after the header line)."""
     root = realdata_dir() / SOURCES[source]
     labels = {
         (entry["file"], entry["record_no"]): entry
@@ -70,7 +71,7 @@ def write_half(source: str, half: str, scratch: Path) -> Half:
         header, *paragraphs = path.read_text(encoding="utf-8").split("\n\n")
         kept = []
         for record_no, paragraph in enumerate(paragraphs, start=1):
-            if half_of(record_no) != half:
+            if half != WHOLE and half_of(record_no) != half:
                 continue
             kept.append(paragraph.strip("\n"))
             entry = labels[(path.name, record_no)]

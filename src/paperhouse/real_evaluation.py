@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from paperhouse.real_data import HALVES, Half, write_half
+from paperhouse.real_data import HALVES, WHOLE, Half, write_half
 from paperhouse.term_evaluation import tfidf_keyphrases, yake_keyphrases
 from paperhouse.terms import singular
 from paperhouse.topics import npmi_coherence
@@ -316,13 +316,34 @@ def evaluate_half(conferences: Half, inspec: Half, scratch: Path) -> dict:
     }
 
 
-def real_data_report(halves: tuple[str, ...] = HALVES) -> dict:
+def topic_growth(scratch: Path) -> dict:
+    """The number of topics and the largest topic's share for the whole conference lists, beside
+    their halves': topics should grow with the corpus, not stay put."""
+    whole = write_half("conferences", WHOLE, scratch)
+    warehouse = scratch / "conferences_whole" / "paperhouse.duckdb"
+    build(whole, warehouse)
+    with connect_reader(warehouse) as con:
+        topics, largest = con.execute(
+            "select count(*), max(n_papers) / (select count(*) from marts.papers) from marts.topics"
+        ).fetchone()
+    return {"papers": whole.labels.height, "topics": topics, "largest_share": round(float(largest), 4)}
+
+
+def real_data_report(halves: tuple[str, ...] = HALVES, growth: bool = True) -> dict:
     with tempfile.TemporaryDirectory(prefix="paperhouse-eval-real-") as folder:
         scratch = Path(folder)
-        return {
+        report = {
             half: evaluate_half(write_half("conferences", half, scratch), write_half("inspec", half, scratch), scratch)
             for half in halves
         }
+        if growth:
+            report[WHOLE] = topic_growth(scratch)
+        return report
+
+
+def topics_grow(report: dict) -> bool:
+    """Both halves together hold more topics than either half alone."""
+    return report[WHOLE]["topics"] > max(report[half]["topics"]["topics"] for half in HALVES if half in report)
 
 
 def targets_met(half_report: dict) -> dict[str, bool]:
@@ -332,6 +353,12 @@ def targets_met(half_report: dict) -> dict[str, bool]:
 def format_report(report: dict) -> str:
     lines = []
     for half, r in report.items():
+        if half == WHOLE:
+            halves = ", ".join(f"{report[h]['topics']['topics']} for the {h} half" for h in HALVES if h in report)
+            lines.append(f"  {'met ' if topics_grow(report) else 'MISS'} topics grow with the list: {r['topics']} topics"
+                         f" for both halves ({r['papers']} conference abstracts; {halves}), the largest holding"
+                         f" {r['largest_share']:.0%}")
+            continue
         lines.append(f"Real lists, half '{half}' ({r['papers']} conference abstracts; "
                      f"{'tuned on' if half == 'tune' else 'never tuned on'})")
         lines.append(f"  {'keyphrases':<22}{'recall@10':>10}{'F1@10':>8}   {'Inspec F1@10':>12}")
