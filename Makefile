@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run test ui docs eval bench lock clean
+.PHONY: install run test browser ui docs eval bench lock clean
 
 install: $(INSTALLED)
 
@@ -23,8 +23,20 @@ $(INSTALLED): requirements.lock pyproject.toml dagster.yaml
 run: install
 	$(BIN)/paperhouse run
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest
+
+# The browser tests drive Debian's chromium (Playwright cannot download a browser here): installed
+# when missing and this is root, else the exact command to run is printed.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "The browser tests need Debian's chromium: run 'sudo apt-get install -y chromium', then make test" >&2; \
+	    exit 1; \
+	  fi; }
 
 ui: install
 	$(BIN)/paperhouse ui
