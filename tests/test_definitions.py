@@ -93,7 +93,7 @@ def test_the_runner_loads_without_collection_and_leaves_the_collector_on():
     a run's cyclic garbage would never be freed."""
     program = (
         "import gc\n"
-        "from paperhouse.cli import load_runner\n"
+        "from paperhouse.pipeline import load_runner\n"
         "sweeps = []\n"
         "gc.callbacks.append(lambda phase, info: phase == 'start' and sweeps.append(info['generation']))\n"
         "load_runner()\n"

@@ -106,7 +106,7 @@ def _labels(folder: Path) -> pl.DataFrame:
 
 def run_pipeline(lists: Path, warehouse: Path) -> dict:
     """``paperhouse run`` on ``lists`` into ``warehouse``; scored when the lists carry labels."""
-    from paperhouse.cli import load_runner
+    from paperhouse.pipeline import load_runner
 
     run_all = load_runner()
     paths = Paths(seeds_dir=lists, warehouse=warehouse)

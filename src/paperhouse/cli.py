@@ -24,7 +24,7 @@ from paperhouse.settings import (
     BUNDLED_SEEDS, DBT_PROJECT_DIR, WORKSPACE_FILE, dagster_home, resolve_paths, venv_executable,
 )
 from paperhouse.warehouse import connect_reader
-from paperhouse.workers import loading_for_good
+from paperhouse.pipeline import load_runner
 
 SUMMARY_SQL = """
     select
@@ -56,17 +56,6 @@ EXIT_BUSY = 75
 def _fail(message: str, code: int = 1) -> int:
     print(f"paperhouse: {message}", file=sys.stderr)
     return code
-
-
-def load_runner():
-    """``orchestration.runner.run_all``, loaded as a process that runs the pipeline loads it (the
-    `paperhouse run` command, the bench's pipeline)."""
-    with loading_for_good():
-        from paperhouse.quality import suite_worker
-
-        suite_worker()  # imports Great Expectations on the other core while Dagster loads here
-        from orchestration.runner import run_all
-    return run_all
 
 
 def cmd_run(args: argparse.Namespace) -> int:
