@@ -2,17 +2,18 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import duckdb
 import polars as pl
-from dagster import ConfigurableResource, DagsterRunStatus, InitResourceContext
+from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from orchestration.dbt_runner import dbt_worker
-from paperhouse import locking, quality
+from orchestration.run_guard import RunGuard
+from paperhouse import quality
 from paperhouse.settings import DBT_PROJECT_DIR, Paths, resolve_paths
-from paperhouse.warehouse import connect, prepare_build_database, read_frame, remove_stale_files
+from paperhouse.warehouse import connect, read_frame
 
 
 class WarehouseResource(ConfigurableResource):
@@ -22,11 +23,9 @@ class WarehouseResource(ConfigurableResource):
     the defaults, resolved when a step runs, so the UI and the CLI build the same files.
     Every write goes to the build database, one connection at a time, closed before dbt runs.
 
-    In a run (not in a sensor or schedule), the resource holds the warehouse's run lock from
-    the first step to the last: runs from the UI, the sensor, the schedule and `paperhouse run`
-    all take the same lock, so only one of them writes at a time. Once it holds the lock, it
-    marks runs that died holding it as failed, and makes sure the build database opens
-    (recovering it from the published warehouse when a killed run left it damaged).
+    In a run (not in a sensor or schedule), the resource holds the warehouse's ``RunGuard`` from
+    the first step to the last (``orchestration.run_guard``: the run lock, the runs that died
+    holding it, the build database's recovery).
     """
 
     seeds_dir: str = Field(default="", description="Folder of *.txt lists (empty: $PAPERHOUSE_SEEDS_DIR, then seeds).")
@@ -37,7 +36,7 @@ class WarehouseResource(ConfigurableResource):
         default=1800.0,
         description="How long a run waits for another run on the same warehouse to finish before it fails.",
     )
-    _lease: Any = PrivateAttr(default=None)
+    _guard: RunGuard | None = PrivateAttr(default=None)
 
     @property
     def paths(self) -> Paths:
@@ -58,65 +57,21 @@ class WarehouseResource(ConfigurableResource):
     def setup_for_execution(self, context: InitResourceContext) -> None:
         if context.run is None:  # a sensor or schedule evaluation: it only reads the seeds folder
             return
-        run_id = context.run.run_id
         paths = self.paths
-        if locking.held_lease(paths.run_lock) is None:
-            context.log.info(f"waiting for the run lock {paths.run_lock} (up to {self.lock_timeout_seconds:.0f} s)")
-        self._lease = locking.acquire(paths.run_lock, timeout=self.lock_timeout_seconds, run_id=run_id)
+        self._guard = RunGuard.enter(context, paths, self.lock_timeout_seconds)
         try:
-            _fail_runs_that_died(context, run_id, self._lease.previous)
-            self._lease.previous = None
-            remove_stale_files(paths.warehouse)
-            status = prepare_build_database(paths.build_database, paths.warehouse)
-            (context.log.info if status in ("ok", "new") else context.log.warning)(f"build database: {status}")
             # dbt's worker imports dbt and parses the project for this build database while the
             # Python steps run; the parse needs no database, so it takes no lock.
             dbt_worker().prepare(DBT_PROJECT_DIR, paths.dbt_target, paths.build_database)
         except BaseException:  # teardown is not called when setup fails: do not keep the lock
-            locking.release(self._lease)
-            self._lease = None
+            self._guard.leave()
+            self._guard = None
             raise
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
-        if self._lease is not None:
-            locking.release(self._lease)
-            self._lease = None
-
-
-def _fail_runs_that_died(context: InitResourceContext, current_run_id: str, previous: dict | None) -> None:
-    """A run that held the lock and did not release it was killed. Dagster still shows it as
-    started, and the `duckdb_writer` pool slot its step held stays claimed: every later run
-    would wait for that slot forever. Record the run as failed and free what it held."""
-    instance = context.instance
-    if instance is None:
-        return
-    run_id = (previous or {}).get("run_id")
-    if run_id and run_id != current_run_id:
-        run = instance.get_run_by_id(run_id)
-        if run is not None and run.status in (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING):
-            instance.report_run_failed(
-                run,
-                message=(
-                    f"The process running this run (pid {previous.get('pid')}) died without finishing: run "
-                    f"{current_run_id} found the warehouse lock released. The published warehouse was not changed."
-                ),
-            )
-            context.log.warning(f"marked run {run_id} as failed: its process died while holding the warehouse lock")
-    _free_pool_slots_of_finished_runs(context, current_run_id)
-
-
-def _free_pool_slots_of_finished_runs(context: InitResourceContext, current_run_id: str) -> None:
-    storage = context.instance.event_log_storage
-    if not storage.supports_global_concurrency_limits:
-        return
-    holders = set(storage.get_concurrency_run_ids())
-    for key in storage.get_concurrency_keys():
-        holders.update(slot.run_id for slot in storage.get_concurrency_info(key).claimed_slots)
-    for run_id in sorted(holders - {current_run_id}):
-        run = context.instance.get_run_by_id(run_id)
-        if run is None or run.is_finished:
-            storage.free_concurrency_slots_for_run(run_id)
-            context.log.warning(f"freed the pool slots still held by run {run_id}, which is no longer running")
+        if self._guard is not None:
+            self._guard.leave()
+            self._guard = None
 
 
 class GreatExpectationsResource(ConfigurableResource):
