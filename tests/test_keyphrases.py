@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from paperhouse.normalize import clean_text
-from paperhouse import terms as terms_module
+from paperhouse import term_weights
 from paperhouse.terms import index_terms, phrase_recurrence, verb_lemmas, verb_uses
 
 
@@ -48,7 +48,7 @@ def test_in_a_list_that_shares_its_phrases_the_field_concepts_rank_first(monkeyp
     assert phrase_recurrence(shared.terms) > 0.4
     assert sum(term in FIELD_PHRASES for term in _first_terms(shared)) >= 0.9 * corpus.height
     # Without the prior (plain TF-IDF) each paper's own phrase, used by no other paper, wins.
-    monkeypatch.setattr(terms_module, "phrase_recurrence", lambda _terms: 0.0)
+    monkeypatch.setattr(term_weights, "phrase_recurrence", lambda _terms: 0.0)
     plain = index_terms(corpus)
     assert sum(term in FIELD_PHRASES for term in _first_terms(plain)) <= 0.1 * corpus.height
 

@@ -167,7 +167,7 @@ import threading, time
 import numpy as np
 import polars as pl
 import paperhouse
-from paperhouse import terms
+from paperhouse import term_weights
 # Counts of 200,000 papers, each with 40 distinct terms of 40,000 (two-word ones, so each ends its
 # phrases): each paper's best 30 rows, and 30 entries of the matrix.
 n_papers, per_paper, n_terms = 200_000, 40, 40_000
@@ -195,7 +195,7 @@ def sample():
         time.sleep(0.005)
 before = rss_gb()
 threading.Thread(target=sample, daemon=True).start()
-best, weights = terms._weigh(parts, table, vocabulary, paper_ids, 30)
+best, weights = term_weights.weigh(parts, table, vocabulary, paper_ids, 30)
 result_gb = best.estimated_size() / 1e9 + weights.matrix.data.nbytes * 1.5 / 1e9  # the matrix: weights, columns
 print(best.height, weights.matrix.nnz, peak[0] - before, result_gb)
 """

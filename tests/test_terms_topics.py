@@ -12,7 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from corpus import seed_abstracts
-from paperhouse import analysis, similar, terms, topics
+from paperhouse import analysis, ngram_counts, similar, term_weights, terms, topics
 from paperhouse import names as names_module
 from paperhouse.analysis import analyse
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
@@ -216,8 +216,8 @@ def test_papers_split_counted_and_weighed_a_few_at_a_time_get_the_same_terms_and
     whole = index_terms(papers(seed_abstracts()))
     assert whole.aliases.height > 0  # acronyms expanded batch by batch, each with its paper's definition
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)  # 76 papers: 11 chunks, the last one short
-    monkeypatch.setattr(terms, "_TOKENS_PER_PART", 300)  # numbered and counted in parts, cut between papers
-    monkeypatch.setattr(terms, "_PAPERS_PER_WEIGHING", 5)  # 16 chunks weighed, two at a time, written in order
+    monkeypatch.setattr(ngram_counts, "_TOKENS_PER_PART", 300)  # numbered and counted in parts, cut between papers
+    monkeypatch.setattr(term_weights, "_PAPERS_PER_WEIGHING", 5)  # 16 chunks weighed, two at a time, written in order
     assert_same_index(index_terms(papers(seed_abstracts())), whole)
 
 
@@ -232,9 +232,9 @@ def test_words_are_read_as_the_texts_normalised():
 
 def test_ngrams_are_numbered_and_counted_a_part_of_the_corpus_at_a_time(monkeypatch):
     # Numbered over the whole corpus at once, 10^6 papers' n-grams peaked at 7.2 GB (a part's: 5.x GB).
-    part_words, number_part = [], terms._number_part
-    monkeypatch.setattr(terms, "_number_part", lambda code, *rest: part_words.append(len(code)) or number_part(code, *rest))
-    monkeypatch.setattr(terms, "_TOKENS_PER_PART", 300)
+    part_words, number_part = [], ngram_counts._number_part
+    monkeypatch.setattr(ngram_counts, "_number_part", lambda code, *rest: part_words.append(len(code)) or number_part(code, *rest))
+    monkeypatch.setattr(ngram_counts, "_TOKENS_PER_PART", 300)
     corpus = papers(seed_abstracts())
     index_terms(corpus)
     longest_paper = corpus["text"].str.len_chars().max()  # more than its words
@@ -284,8 +284,8 @@ def test_a_paper_with_more_words_than_16_bits_count_gets_its_full_counts():
 
 def test_terms_do_not_depend_on_the_order_of_the_papers(monkeypatch):
     monkeypatch.setattr(terms, "_PAPERS_PER_CHUNK", 7)
-    monkeypatch.setattr(terms, "_TOKENS_PER_PART", 300)
-    monkeypatch.setattr(terms, "_PAPERS_PER_WEIGHING", 5)
+    monkeypatch.setattr(ngram_counts, "_TOKENS_PER_PART", 300)
+    monkeypatch.setattr(term_weights, "_PAPERS_PER_WEIGHING", 5)
     corpus = papers(seed_abstracts())
     assert_same_index(index_terms(corpus.sample(fraction=1.0, shuffle=True, seed=1)), index_terms(corpus))
 
@@ -411,10 +411,10 @@ def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[b
         names_found_while_counting.append(names_found.is_set())
         return real_ngram_counts(*args)
 
-    real_ngram_counts = terms._ngram_counts
+    real_ngram_counts = terms.count_ngrams
     monkeypatch.setattr(analysis, "read_words", read_words)
     monkeypatch.setattr(analysis, "extract_method_names", slow_method_names)
-    monkeypatch.setattr(terms, "_ngram_counts", ngram_counts)
+    monkeypatch.setattr(terms, "count_ngrams", ngram_counts)
     # Handed over, not held: pytest's rewriting of an assert would keep the argument alive.
     result = analysis.analyse(papers(seed_abstracts()[:40]))
     assert result.index.terms.height > 0 and result.names.height == 40
@@ -445,8 +445,8 @@ def test_the_counts_are_let_go_before_the_weighed_rows_become_the_result(monkeyp
         weighed_parts.append(parts)
         return real_weigh(parts, *args)
 
-    real_weigh = terms._weigh
-    monkeypatch.setattr(terms, "_weigh", weigh)
+    real_weigh = terms.weigh
+    monkeypatch.setattr(terms, "weigh", weigh)
     assert index_terms(papers(seed_abstracts()[:40])).paper_terms.height > 0
     assert weighed_parts == [[]]
 
