@@ -100,9 +100,11 @@ def test_topic_and_term_summaries_share_out_each_list(runs):
     lists = query(warehouse, "select count(*) from (select distinct venue, year from marts.papers)")[0][0]
     topics = query(warehouse, "select count(*) from marts.topics")[0][0]
     assert query(warehouse, "select count(*) from marts.topic_summary") == [(topics * lists,)]
-    shares = query(warehouse, "select venue, round(sum(share_of_list), 9), sum(papers) from marts.topic_summary group by venue order by venue")
-    per_list = dict(query(warehouse, "select venue, count(*) from marts.papers group by venue"))
-    assert [(v, s, n) for v, s, n in shares] == [(v, 1.0, per_list[v]) for v, _, _ in shares]
+    for level in (1, 2):  # topics, then subtopics: each level shares out every list
+        shares = query(warehouse, "select venue, round(sum(share_of_list), 9), sum(papers) from marts.topic_summary"
+                                  f" where level = {level} group by venue order by venue")
+        per_list = dict(query(warehouse, "select venue, count(*) from marts.papers group by venue"))
+        assert [(v, s, n) for v, s, n in shares] == [(v, 1.0, per_list[v]) for v, _, _ in shares]
     expected = query(warehouse, """
         select pt.term_id, p.venue, p.year, count(*), count(*) filter (where pt.rank <= 10)
         from marts.paper_terms pt join marts.papers p using (paper_id)
@@ -201,6 +203,16 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
         page.get_by_role("link", name="Topics").click()
         topics = query(warehouse, "select topic_id, label, n_papers from marts.topics order by topic_id")
         assert [tuple(r[:3]) for r in _cells(page, "topics")] == [tuple(str(v) for v in row) for row in topics]
+        # Both levels: each topic with its subtopics under it.
+        tree = page.eval_on_selector_all(
+            'table[data-table="topic-tree"] tbody tr[data-topic]',
+            "rows => rows.map(r => [Number(r.dataset.topic), Array.from(r.querySelectorAll('li[data-subtopic]'))"
+            ".map(li => Number(li.dataset.subtopic))])",
+        )
+        levels = query(warehouse, "select t.topic_id, list(sub.topic_id order by sub.topic_id) from marts.topics t"
+                                  " join marts.topics sub on sub.parent_topic_id = t.topic_id where t.level = 1 group by all")
+        assert sorted((t, sorted(subs)) for t, subs in tree) == sorted((t, list(subs)) for t, subs in levels)
+        assert sum(len(subs) for _, subs in tree) == query(warehouse, "select count(*) from marts.topics where level = 2")[0][0] > 0
         page.screenshot(path=ARTIFACTS / "2-topics.png", full_page=True)
 
         page.get_by_role("link", name="Terms").click()

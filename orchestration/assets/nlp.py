@@ -1,9 +1,12 @@
+from datetime import datetime, timezone
+
 import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
+from paperhouse import topic_ids
 from paperhouse.analysis import analyse
 from paperhouse.warehouse import write_table
 
@@ -43,10 +46,17 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
         ),
         *_specs(
             {
-                "topics": "Topics of an NMF model over the papers' term weights, with readable labels, primary "
-                "papers and NPMI coherence; the number of topics is chosen by coherence (see selection metadata).",
-                "topic_paper_weights": "Share of each paper on each topic (a paper's shares sum to 1).",
-                "topic_term_weights": "The top ten terms of each topic with their NMF weights.",
+                "topics": "Topics (level 1) of an NMF model over the papers' term weights, and their subtopics "
+                "(level 2, each topic's papers split again), with readable labels, primary papers and NPMI "
+                "coherence; the number of topics grows with the corpus and is chosen by coherence (see the "
+                "selection metadata). Ids stay from run to run for the topics that persist (raw.topic_id_registry).",
+                "topic_paper_weights": "Share of each paper on each topic and on each subtopic of its primary topic "
+                "(a paper's shares sum to 1 per level).",
+                "topic_term_weights": "The top ten terms of each topic and subtopic (no two near-copies) with their "
+                "NMF weights, a skipped near-copy's weight folded into the term it copies.",
+                "topic_id_registry": "Every topic id ever given out (minted) and every one retired, with the topic "
+                "that took most of its papers. Rows are only added; it travels in every published warehouse, so "
+                "no id is given out twice.",
             },
             deps=[["raw", "paper_terms"]],
             kinds={"scikit-learn", "duckdb"},
@@ -68,16 +78,30 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
     pool=WRITER_POOL,
 )
 def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource):
+    with warehouse.build_connection() as con:
+        history = topic_ids.load(con)
     # Not held here: analyse frees the texts early.
-    analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)))
-    index, model, neighbours, names = analysis.index, analysis.model, analysis.similar, analysis.names
+    # The previous run's number of topics, which the model keeps while it still fits (none on a first run).
+    previous = {"previous_topics": history.size} if history.size else {}
+    analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)), **previous)
+    index, neighbours, names = analysis.index, analysis.similar, analysis.names
+    identified = topic_ids.assign(analysis.model, history, context.run.run_id, datetime.now(timezone.utc))
+    model = identified.model
     with warehouse.build_connection() as con:
         for table, frame in {
             "terms": index.terms, "paper_terms": index.paper_terms, "term_aliases": index.aliases,
-            "topics": model.topics, "topic_paper_weights": model.paper_topics, "topic_term_weights": model.topic_terms,
             "similar_papers": neighbours, "paper_names": names,
         }.items():
             write_table(con, table, frame)
+        # The topics and the registry of their ids change together or not at all.
+        con.begin()
+        for table, frame in {
+            "topics": model.all_topics(), "topic_paper_weights": model.all_paper_topics(),
+            "topic_term_weights": model.all_topic_terms(),
+        }.items():
+            write_table(con, table, frame)
+        topic_ids.append(con, identified.new_entries)
+        con.commit()
 
     top_terms = index.terms.sort(["doc_freq", "term"], descending=[True, False]).head(15)
     yield MaterializeResult(
@@ -98,12 +122,21 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
     yield MaterializeResult(
         asset_key=["raw", "topics"],
         metadata=frame_metadata(
-            model.topics, topics=model.topics.height, topic_sizes=counts_table(model.topics),
-            sizes_tried=counts_table(model.selection),
+            model.all_topics(), topics=model.topics.height, subtopics=model.subtopics.height,
+            topic_sizes=counts_table(model.topics.drop("parent_topic_id")), sizes_tried=counts_table(model.selection),
+            topics_keeping_their_id=identified.kept, topics_with_new_id=identified.minted,
+            topics_retired=identified.retired,
         ),
     )
-    yield MaterializeResult(asset_key=["raw", "topic_paper_weights"], metadata=frame_metadata(model.paper_topics))
-    yield MaterializeResult(asset_key=["raw", "topic_term_weights"], metadata=frame_metadata(model.topic_terms))
+    yield MaterializeResult(asset_key=["raw", "topic_paper_weights"], metadata=frame_metadata(model.all_paper_topics()))
+    yield MaterializeResult(asset_key=["raw", "topic_term_weights"], metadata=frame_metadata(model.all_topic_terms()))
+    yield MaterializeResult(
+        asset_key=["raw", "topic_id_registry"],
+        metadata={
+            "dagster/row_count": history.registry.height + identified.new_entries.height,
+            "entries_added": identified.new_entries.height,
+        },
+    )
     yield MaterializeResult(
         asset_key=["raw", "similar_papers"],
         metadata=frame_metadata(neighbours, mean_top_score=float(neighbours.filter(pl.col("rank") == 1)["score"].mean() or 0)),

@@ -10,7 +10,7 @@ import polars as pl
 from paperhouse.names import SMALL_TEXTS_BYTES, extract_method_names
 from paperhouse.similar import similar_papers
 from paperhouse.terms import TermIndex, index_words, read_words
-from paperhouse.topics import TopicModel, fit_topics, import_sklearn
+from paperhouse.topics import TopicModel, fit_topics, import_sklearn, sample_texts
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,10 @@ class CorpusAnalysis:
     names: pl.DataFrame  # paperhouse.names.NAME_SCHEMA
 
 
-def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
+def analyse(papers: pl.DataFrame, previous_topics: int | None = None) -> CorpusAnalysis:
     """``paper_id`` and ``text`` of each paper -> its terms, topics, most similar papers and the
-    name of the method it introduces.
+    name of the method it introduces. ``previous_topics``: the last run's number of topics, which
+    the topic model keeps when it still fits (``paperhouse.topics.choose``).
 
     While the terms are indexed here, a second thread finds the method names and then imports
     scikit-learn (1.2 s): much of the terms' indexing leaves the second core idle (a one-thread
@@ -52,12 +53,13 @@ def analyse(papers: pl.DataFrame) -> CorpusAnalysis:
         del papers
         if names is None:
             names = pool.submit(extract_method_names, texts)
+        topic_texts = sample_texts(texts, words.paper_index["paper_id"])
         del texts
         # After the names: imported, scikit-learn holds 141 MB, which would sit under the reading
         # of the words beside the names.
         pool.submit(import_sklearn)
         index = index_words(words, before_counting=(lambda: None) if texts_are_small else names.result)
-        topics = pool.submit(fit_topics, index.weights)
+        topics = pool.submit(fit_topics, index.weights, texts=topic_texts, previous_size=previous_topics)
         import_sklearn()  # scikit-learn loads the OpenMP runtime that the limit sets
         with threadpool_limits(limits=1, user_api="openmp"):
             similar = similar_papers(index.weights)

@@ -71,22 +71,33 @@ def page_data(export: Path) -> dict[str, Any]:
         "checks_failed": int(last_run["failed"].sum()),
     }
     topics = _mart(export, "topics").sort("topic_id")
+    # The most typical papers of each topic (level 1) and subtopic (level 2): the largest shares.
+    typical = pl.concat([
+        papers.join(_mart(export, table).filter("is_primary").select("paper_id", "topic_id", "weight"), on="paper_id")
+        for table in ("paper_topics", "paper_subtopics")
+    ])
     topic_papers = (
-        papers.join(_mart(export, "paper_topics").filter("is_primary").select("paper_id", "weight"), on="paper_id")
-        .sort("primary_topic_id", "weight", "paper_id", descending=[False, True, False])
-        .group_by("primary_topic_id", maintain_order=True)
+        typical.sort("topic_id", "weight", "paper_id", descending=[False, True, False])
+        .group_by("topic_id", maintain_order=True)
         .head(PAPERS_PER_TOPIC)
-        .select("primary_topic_id", "display_name", "venue", "year")
+        .select("topic_id", "display_name", "venue", "year")
         .collect()
     )
+    topic_rows = [
+        {**topic, "papers": topic_papers.filter(topic_id=topic["topic_id"]).to_dicts()} for topic in _rows(topics)
+    ]
     return {
         "figures": figures,
         "venues": _rows(_mart(export, "venue_summary").sort(pl.col("papers"), "venue_label", descending=[True, False])),
-        "topics": [
-            {**topic, "papers": topic_papers.filter(primary_topic_id=topic["topic_id"]).to_dicts()}
-            for topic in _rows(topics)
+        "topics": topic_rows,
+        # Each topic (level 1) with its subtopics (level 2), the topics largest first.
+        "topic_tree": [
+            {**topic, "subtopics": [sub for sub in topic_rows if sub["parent_topic_id"] == topic["topic_id"]]}
+            for topic in sorted((t for t in topic_rows if t["level"] == 1), key=lambda t: (-t["n_papers"], t["topic_id"]))
         ],
-        "topic_lists": _rows(_mart(export, "topic_summary").sort("topic_id", "venue", "year", nulls_last=True)),
+        "topic_lists": _rows(
+            _mart(export, "topic_summary").filter(level=1).sort("topic_id", "venue", "year", nulls_last=True)
+        ),
         "top_terms": _rows(
             _mart(export, "terms").sort("key_papers", "doc_freq", "term", descending=[True, True, False]).head(TOP_TERMS)
             .join(_mart(export, "term_summary").group_by("term_id").agg(pl.col("aliases").first()),

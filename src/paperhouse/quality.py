@@ -38,6 +38,8 @@ from paperhouse.registry import REGISTRY_SCHEMA
 from paperhouse.settings import DBT_PROJECT_DIR
 from paperhouse.similar import SIMILAR_SCHEMA
 from paperhouse.terms import ALIAS_KINDS, ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_KINDS, TERM_SCHEMA
+from paperhouse.topic_ids import EVENTS as TOPIC_ID_EVENTS
+from paperhouse.topic_ids import REGISTRY_SCHEMA as TOPIC_ID_REGISTRY_SCHEMA
 from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_SCHEMA, TOPIC_TERM_SCHEMA
 from paperhouse.warehouse import connect, duckdb_type
 from paperhouse.workers import WorkerProcess
@@ -149,6 +151,7 @@ RAW_SCHEMAS: dict[str, dict[str, str]] = {
     "raw.similar_papers": _duckdb_types(SIMILAR_SCHEMA),
     "raw.topic_paper_weights": _duckdb_types(PAPER_TOPIC_SCHEMA),
     "raw.topic_term_weights": _duckdb_types(TOPIC_TERM_SCHEMA),
+    "raw.topic_id_registry": _duckdb_types(TOPIC_ID_REGISTRY_SCHEMA),
     "raw.check_evaluations": _duckdb_types(CHECK_EVALUATION_SCHEMA),
 }
 
@@ -242,9 +245,20 @@ SUITES: tuple[Suite, ...] = (
     ),
     Suite(
         "raw.topics",
-        not_null=("topic_id", "label", "n_papers"),
+        not_null=("topic_id", "level", "label", "n_papers"),
         unique=(("topic_id",),),
         between={"n_papers": (0, None), "coherence": (-1, 1)},
+        in_set={"level": (1, 2)},
+    ),
+    Suite(
+        "raw.topic_id_registry",
+        not_null=("topic_id", "event", "level", "generation", "recorded_at"),
+        unique=(("topic_id", "event"),),
+        between={"generation": (1, None), "topic_id": (1, None)},
+        in_set={"event": TOPIC_ID_EVENTS, "level": (1, 2)},
+        # Every topic of this run holds an id the registry gave out (the registry only grows).
+        facts_sql="select count(*) as topics from raw.topics",
+        row_count=lambda facts: (facts["topics"], None),
     ),
     Suite(
         "raw.similar_papers",
@@ -311,8 +325,17 @@ SUITES: tuple[Suite, ...] = (
         computed={"primary_topics_of_paper": "count(*) filter (where is_primary) over (partition by paper_id)"},
         rows_from="marts.papers left join marts.paper_topics using (paper_id)",
     ),
+    Suite(
+        "marts.paper_subtopics",
+        # Every paper has exactly one primary subtopic, as it has one primary topic.
+        between={"weight": (0, 1), "primary_subtopics_of_paper": (1, 1)},
+        computed={"primary_subtopics_of_paper": "count(*) filter (where is_primary) over (partition by paper_id)"},
+        rows_from="marts.papers left join marts.paper_subtopics using (paper_id)",
+    ),
     Suite("marts.paper_id_aliases", regex={"alias_id": r"^p_[0-9a-f]{16}$"}),
     Suite("marts.topic_terms"),
+    Suite("marts.subtopic_terms", between={"rank": (1, None)}),
+    Suite("marts.topic_id_aliases", in_set={"level": (1, 2)}),
     Suite("marts.venue_summary", between={"papers": (0, None), "share_of_papers": (0, 1)}),
     Suite(
         "marts.topic_summary",

@@ -1,6 +1,9 @@
+-- The topics (level 1); the subtopics are in paper_subtopics.
 select
-    paper_id,
-    topic_id,
-    weight,
-    row_number() over (partition by paper_id order by weight desc, topic_id) = 1 as is_primary
-from {{ ref('stg_topic_paper_weights') }}
+    weights.paper_id,
+    weights.topic_id,
+    weights.weight,
+    row_number() over (partition by weights.paper_id order by weights.weight desc, weights.topic_id) = 1 as is_primary
+from {{ ref('stg_topic_paper_weights') }} as weights
+inner join {{ ref('stg_topics') }} as topics using (topic_id)
+where topics.level = 1

@@ -33,6 +33,13 @@ primary_topics as (
     from {{ ref('paper_topics') }} as paper_topics
     inner join {{ ref('topics') }} as topics using (topic_id)
     where paper_topics.is_primary
+),
+
+primary_subtopics as (
+    select paper_subtopics.paper_id, paper_subtopics.topic_id, topics.label
+    from {{ ref('paper_subtopics') }} as paper_subtopics
+    inner join {{ ref('topics') }} as topics using (topic_id)
+    where paper_subtopics.is_primary
 )
 
 select
@@ -61,10 +68,13 @@ select
     canonical.source_file as canonical_source_file,
     canonical.record_no as canonical_record_no,
     primary_topics.topic_id as primary_topic_id,
-    primary_topics.label as primary_topic_label
+    primary_topics.label as primary_topic_label,
+    primary_subtopics.topic_id as primary_subtopic_id,
+    primary_subtopics.label as primary_subtopic_label
 from {{ ref('int_accepted_records') }} as canonical
 inner join sources using (paper_id)
 left join names using (paper_id)
 left join subjects using (paper_id)
 left join primary_topics using (paper_id)
+left join primary_subtopics using (paper_id)
 where canonical.match_kind = 'canonical'

@@ -1,4 +1,5 @@
--- One row per topic and list (venue, year): how much of each list a topic covers, by primary topic.
+-- One row per topic (both levels) and list (venue, year): how much of each list a topic covers, by
+-- primary topic (level 1) or primary subtopic (level 2); a list's shares sum to 1 per level.
 with lists as (
     select venue, year, count(*) as list_papers from {{ ref('papers') }} group by venue, year
 ),
@@ -7,10 +8,16 @@ topic_lists as (
     select primary_topic_id as topic_id, venue, year, count(*) as papers
     from {{ ref('papers') }}
     group by all
+    union all
+    select primary_subtopic_id as topic_id, venue, year, count(*) as papers
+    from {{ ref('papers') }}
+    group by all
 )
 
 select
     topics.topic_id,
+    topics.level,
+    topics.parent_topic_id,
     topics.label,
     topics.top_terms,
     topics.n_papers as topic_papers,

@@ -1,7 +1,10 @@
+-- The topics' (level 1) top terms; the subtopics' are in subtopic_terms.
 select
-    topic_id,
-    'term_' || left(md5(term), 12) as term_id,
-    term,
-    weight,
-    term_rank as rank
-from {{ ref('stg_topic_term_weights') }}
+    terms.topic_id,
+    'term_' || left(md5(terms.term), 12) as term_id,
+    terms.term,
+    terms.weight,
+    terms.term_rank as rank
+from {{ ref('stg_topic_term_weights') }} as terms
+inner join {{ ref('stg_topics') }} as topics using (topic_id)
+where topics.level = 1

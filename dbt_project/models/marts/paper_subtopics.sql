@@ -1,0 +1,10 @@
+-- Each paper's shares of the subtopics (level 2) of its primary topic.
+select
+    weights.paper_id,
+    weights.topic_id,
+    topics.parent_topic_id,
+    weights.weight,
+    row_number() over (partition by weights.paper_id order by weights.weight desc, weights.topic_id) = 1 as is_primary
+from {{ ref('stg_topic_paper_weights') }} as weights
+inner join {{ ref('stg_topics') }} as topics using (topic_id)
+where topics.level = 2
