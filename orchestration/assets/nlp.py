@@ -79,12 +79,16 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
 )
 def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource):
     with warehouse.build_connection() as con:
-        history = topic_ids.load(con)
-    # Not held here: analyse frees the texts early.
-    # The previous run's number of topics, which the model keeps while it still fits (none on a first run).
-    previous = {"previous_topics": history.size} if history.size else {}
+        size = topic_ids.previous_size(con)
+    # The previous run's number of topics, which the model keeps while it still fits (none on a
+    # first run). The texts are not held here: analyse frees them early.
+    previous = {"previous_topics": size} if size else {}
     analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)), **previous)
     index, neighbours, names = analysis.index, analysis.similar, analysis.names
+    # The previous run's topics, to keep the ids of those that persist: read after the analysis,
+    # whose peak they would otherwise add to.
+    with warehouse.build_connection() as con:
+        history = topic_ids.load(con)
     identified = topic_ids.assign(analysis.model, history, context.run.run_id, datetime.now(timezone.utc))
     model = identified.model
     with warehouse.build_connection() as con:

@@ -117,6 +117,19 @@ def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
                    terms=cast(terms, _TERMS_SCHEMA))
 
 
+def previous_size(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The previous run's number of topics (level 1), without reading its papers: what the topic
+    model needs before it fits (``load`` reads the rest after, so the corpus step's peak does not
+    hold the previous run's paper rows)."""
+    if not table_exists(con, RAW_SCHEMA, "topics"):
+        return None
+    columns = {row[0] for row in con.execute(
+        "select column_name from duckdb_columns() where schema_name = ? and table_name = 'topics'", [RAW_SCHEMA]
+    ).fetchall()}
+    level = f" where level = {TOPIC_LEVEL}" if "level" in columns else ""
+    return con.execute(f"select count(*) from {RAW_SCHEMA}.topics{level}").fetchone()[0] or None
+
+
 def append(con: duckdb.DuckDBPyConnection, entries: pl.DataFrame) -> None:
     """Add registry rows (inside the caller's transaction); existing rows are never touched."""
     append_rows(con, TABLE, entries, key=("topic_id", "event"))
