@@ -60,7 +60,9 @@ def persisted(identified: topic_ids.Identification, before: topic_ids.TopicHisto
         write_table(con, "topic_paper_weights", identified.model.all_paper_topics())
         write_table(con, "topic_term_weights", identified.model.all_topic_terms())
         topic_ids.append(con, identified.new_entries)
-        return topic_ids.load(con)
+        history = topic_ids.load(con)
+        assert topic_ids.previous_size(con) == history.size == identified.model.topics.height
+        return history
 
 
 def primaries(paper_topics: pl.DataFrame) -> dict[str, int]:

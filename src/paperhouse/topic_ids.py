@@ -94,7 +94,7 @@ def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
     history = empty_history()
     if table_exists(con, RAW_SCHEMA, TABLE):
         registry = con.execute(f"select * from {RAW_SCHEMA}.{TABLE}").pl()
-        history = replace(history, registry=registry.select([pl.col(c).cast(t) for c, t in REGISTRY_SCHEMA.items()]))
+        history = replace(history, registry=_cast(registry, REGISTRY_SCHEMA))
     if not all(table_exists(con, RAW_SCHEMA, t) for t in ("topics", "topic_paper_weights", "topic_term_weights")):
         return history
     columns = {row[0] for row in con.execute(
@@ -112,9 +112,12 @@ def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
         ) where position = 1
     """).pl()
     terms = con.execute(f"select topic_id, term from {RAW_SCHEMA}.topic_term_weights").pl()
-    cast = lambda frame, schema: frame.select([pl.col(c).cast(t) for c, t in schema.items()])  # noqa: E731
-    return replace(history, topics=cast(topics, _TOPICS_SCHEMA), primaries=cast(primaries, _PRIMARY_SCHEMA),
-                   terms=cast(terms, _TERMS_SCHEMA))
+    return replace(history, topics=_cast(topics, _TOPICS_SCHEMA), primaries=_cast(primaries, _PRIMARY_SCHEMA),
+                   terms=_cast(terms, _TERMS_SCHEMA))
+
+
+def _cast(frame: pl.DataFrame, schema: dict) -> pl.DataFrame:
+    return frame.select([pl.col(column).cast(dtype) for column, dtype in schema.items()])
 
 
 def previous_size(con: duckdb.DuckDBPyConnection) -> int | None:

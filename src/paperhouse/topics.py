@@ -2,7 +2,7 @@
 
 **Topics (level 1).** NMF over the papers' term weights. How many grows with the corpus, like the
 expected number of tables of a Chinese restaurant process: ``topic_count(N) = ceil(2 ln(1 + N/2))``
-(9 at 76 papers, 15 at 2,900, 18 at 8,000, 22 at 10^5, 27 at 10^6). That size and the next two on a
+(8 at 76 papers, 15 at 2,900, 17 at 8,000, 22 at 10^5, 27 at 10^6). That size and the next two on a
 20% grid are fitted; among those with no catch-all topic (none over 20% of the papers, or twice an
 even share below ten topics; see ``max_topic_share``) the one kept is the smallest that the most
 coherent does not beat by more than the standard error of the difference of their mean coherences
