@@ -1,8 +1,11 @@
-"""Every kind of bad input ends as a rejected row with a reason, never as a crash, and never costs
-the good paragraphs beside it. (The whole pipeline on a messy folder: tests/test_pipeline.py.)"""
+"""Every kind of bad input is repaired (entities, tags, stray control bytes) or ends as a rejected
+row with a reason, never as a crash, and never costs the good paragraphs beside it. (The whole
+pipeline on a messy folder: tests/test_pipeline.py.)"""
 
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from corpus import seed_abstracts
@@ -38,16 +42,134 @@ def accounted(records: pl.DataFrame) -> None:
     assert accepted.filter(pl.col("normalized_text").str.len_chars() == 0).height == 0
 
 
-def test_stray_nul_and_control_bytes_reject_only_their_paragraph(tmp_path):
-    good, bad = ABSTRACTS[0], ABSTRACTS[1][:50] + "\x00\x00" + ABSTRACTS[1][50:]
-    text = "ICLR 2026 Papers\n\n" + "\n\n".join([good, bad, ABSTRACTS[2], ABSTRACTS[3] + "\x07"]) + "\n"
-    (tmp_path / "nul.txt").write_bytes(text.encode())
-    rows = by_file(read_records(tmp_path))["nul.txt"]
-    reasons = [row["reject_reason"] for row in rows]
-    assert reasons[0] is None and reasons[2] is None
-    assert reasons[1].startswith("control characters: 2 NUL")
-    assert reasons[3].startswith("control characters: 1 ")
-    assert "\x00" not in rows[1]["excerpt"] and "\ufffd" in rows[1]["excerpt"]  # shown, not smuggled
+def read_texts(folder: Path, name: str, paragraphs: list[str]) -> list[dict]:
+    """The records of one list file holding ``paragraphs`` under a header."""
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_bytes(("ICLR 2026 Papers\n\n" + "\n\n".join(paragraphs) + "\n").encode())
+    return by_file(read_records(folder))[name]
+
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+
+
+def test_stray_control_bytes_are_dropped_and_their_paragraph_kept(tmp_path):
+    """A stray control byte (C0 or C1, a lone NUL included) costs nothing: it goes, the paragraph
+    stays, and ``repairs`` says so. Separators (U+001C..U+001F) become a space."""
+    clean = ABSTRACTS[:12]
+    damaged = list(clean)
+    damaged[1] = clean[1][:50] + "\x02" + clean[1][50:]
+    damaged[2] = clean[2][:30] + "\x08" + clean[2][30:60] + "\x7f\x9b" + clean[2][60:]
+    damaged[3] = clean[3][:40] + "\x00" + clean[3][40:]
+    damaged[4] = clean[4].replace(" ", "\x1f", 1)
+    expected = read_texts(tmp_path / "clean", "list.txt", clean)
+    rows = read_texts(tmp_path / "damaged", "list.txt", damaged)
+    assert [row["reject_reason"] for row in rows] == [None] * 12
+    assert [row["repairs"] for row in rows] == [None] + ["control_characters"] * 4 + [None] * 7
+    for row, want in zip(rows, expected):
+        for column in ("text", "normalized_text", "excerpt"):
+            assert row[column] == want[column]
+        assert not CONTROL_CHARACTERS.search(row["raw_text"])  # no client ever reads a control byte
+    accounted(pl.DataFrame(rows))
+
+
+def test_mostly_binary_paragraphs_are_rejected_and_shown_with_their_bytes_marked(tmp_path):
+    binary = "".join(chr(c) for c in [*range(1, 9), *range(0x0E, 0x1C)])  # 22 control characters
+    sentence = "Figure data follows in the original encoding of the scanned appendix of this paper. "
+    paragraphs = [
+        *ABSTRACTS[:30],
+        sentence + binary + sentence,  # 22 control characters in 190: 12%, binary
+        ABSTRACTS[30][:60] + "\x00\x00" + ABSTRACTS[30][60:],  # NULs in a run, as binary data holds them
+        ABSTRACTS[31][:60] + binary[:4] + ABSTRACTS[31][60:],  # a few stray bytes: repaired
+    ]
+    rows = read_texts(tmp_path, "appendix.txt", paragraphs)
+    assert [row["reject_reason"] for row in rows[:30]] == [None] * 30
+    assert rows[30]["reject_reason"] == "binary data: 12% of characters are control bytes or undecodable"
+    assert rows[31]["reject_reason"] == "binary data: a run of NUL bytes (2 control or undecodable characters)"
+    assert (rows[32]["reject_reason"], rows[32]["repairs"]) == (None, "control_characters")
+    for row in rows[30:32]:
+        assert row["text"] is None and row["raw_text"] is None and row["repairs"] is None
+        assert not CONTROL_CHARACTERS.search(row["excerpt"]) and "\ufffd" in row["excerpt"]  # shown, not smuggled
+    assert rows[30]["excerpt"].startswith(sentence + "\ufffd" * 22)
+
+
+def test_html_entities_and_tags_are_decoded_and_recorded(tmp_path):
+    scraped = (
+        "We study &quot;grounded&quot; R&amp;D agents &#39;in the wild&#x27; with &lt;i&gt;escaped&lt;/i&gt; "
+        "and <i>real</i> tags: H<sub>2</sub>O<br/>flows&nbsp;at p &lt; 0.05, &amp;quot;twice&amp;quot; escaped. "
+    )
+    decoded = (
+        "We study \"grounded\" R&D agents 'in the wild' with escaped and real tags: H2O flows at p < 0.05, "
+        "\"twice\" escaped. "
+    )
+    paragraphs = [
+        scraped + ABSTRACTS[5],
+        "<p>" + ABSTRACTS[6] + "</p><p>Code: <a href=\"https://example.org\">example.org</a>.</p>",
+        "Q&A and R&D, with n<k and m>1 for all 0<t<1: " + ABSTRACTS[7],  # no entity, no tag: left alone
+        "&lt;b&gt;Bold&lt;/b&gt;\x02 " + ABSTRACTS[8],
+        ABSTRACTS[9],
+    ]
+    rows = read_texts(tmp_path, "scraped.txt", paragraphs)
+    assert [row["reject_reason"] for row in rows] == [None] * 5
+    assert [row["repairs"] for row in rows] == [
+        "html_entities,markup", "markup", None, "html_entities,markup,control_characters", None
+    ]
+    assert rows[0]["text"] == decoded + ABSTRACTS[5]
+    assert rows[1]["text"] == ABSTRACTS[6] + " Code: example.org."
+    assert rows[2]["text"] == paragraphs[2]
+    assert rows[3]["text"] == "Bold " + ABSTRACTS[8]
+    assert rows[0]["raw_text"] == paragraphs[0]  # as read
+    for row in rows:
+        assert not re.search(r"&(quot|amp|lt|gt|#39|#x27|nbsp);|<(/?i|sub|br/|p)>", row["text"])
+        assert not re.search(r"\b(quot|amp|lt|gt|nbsp|sub)\b", row["normalized_text"])
+
+
+def scraped_abstract(abstract: str) -> str:
+    """An abstract as a careless scraper leaves it: escaped once or twice, with tags."""
+    first, rest = abstract.split(" ", 1)
+    return (
+        f"<p>&lt;b&gt;{first}&lt;/b&gt; {html.escape(rest)} It scales as O(n<sup>2</sup>) at p &lt; 0.05 "
+        "&amp; holds &amp;quot;in the wild&amp;quot; &gt; 90% of the time.</p>"
+    )
+
+
+def test_scraped_entities_and_tags_reach_no_mart_and_no_term(tmp_path, monkeypatch, capsys):
+    """A whole run on lists a third of whose abstracts are escaped and tagged: the marts hold the
+    decoded texts, paper_sources says what was repaired, the summary and the ingest asset count
+    them, and no entity or tag name becomes a term."""
+    from orchestration import runner
+    from paperhouse import cli
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    scraped = set(range(0, len(ABSTRACTS), 3))
+    texts = [scraped_abstract(a) if i in scraped else a for i, a in enumerate(ABSTRACTS)]
+    for n, start in enumerate(range(0, len(texts), 20)):
+        (seeds / f"scraped {n}.txt").write_text("ICLR 2026 Papers\n\n" + "\n\n".join(texts[start : start + 20]) + "\n")
+    outcomes = []
+    real_outcome = runner._outcome
+    monkeypatch.setattr(runner, "_outcome", lambda *args: outcomes.append(real_outcome(*args)) or outcomes[-1])
+    warehouse = tmp_path / "out" / "warehouse.duckdb"
+    assert cli.main(["run", "--seeds", str(seeds), "--warehouse", str(warehouse)]) == 0
+    summary = capsys.readouterr().out
+    assert re.search(rf"^  records repaired +{len(scraped)}$", summary, re.MULTILINE), summary
+    assert outcomes[0].ingest["records_repaired"] == len(scraped)
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        repairs = dict(con.execute("select repairs, count(*) from marts.paper_sources group by 1").fetchall())
+        assert repairs == {"html_entities,markup": len(scraped), None: len(ABSTRACTS) - len(scraped)}
+        assert con.execute("select count(*) from marts.papers").fetchone() == (len(ABSTRACTS),)
+        leaks = con.execute(
+            "select count(*) from marts.papers where regexp_matches(abstract, '&[a-z#0-9]+;|</?(p|b|sup)>')"
+        ).fetchone()
+        assert leaks == (0,)
+        decoded = con.execute(
+            "select count(*) from marts.papers where abstract like '%O(n2) at p < 0.05 & holds \"in the wild\" > 90%'"
+        ).fetchone()
+        assert decoded == (len(scraped),)
+        terms = {term for (term,) in con.execute("select term from marts.terms").fetchall()}
+        words = {word for term in terms for word in term.split()}
+        leaked = words & {"quot", "amp", "lt", "gt", "sup", "nbsp", "39", "x27"}
+        assert terms and not leaked, sorted(leaked)
 
 
 def test_dense_nul_bytes_make_a_binary_file(tmp_path):

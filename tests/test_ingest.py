@@ -9,6 +9,7 @@ import pytest
 import paperhouse.ingest as ingest_module
 from corpus import SEEDS, awkward_texts
 from paperhouse.ingest import AcceptanceRules, DecodedContent, parse_contents, parse_header
+from paperhouse.normalize import clean_text
 from paperhouse.parse_cache import read_records
 
 ABSTRACT = (
@@ -170,3 +171,41 @@ def test_letter_share_counts_letters_of_any_script(tmp_path):
     write(tmp_path, "list.txt", f"{prose}\n\n{mostly_numbers}\n")
     reasons = read_records(tmp_path)["reject_reason"].to_list()
     assert reasons == [None, "not prose: only 14% of characters are letters"]
+
+
+def test_text_without_entities_tags_or_control_bytes_is_only_cleaned():
+    """Repairs touch nothing else: every other paragraph's text is its lines joined, as before."""
+    texts = awkward_texts() + [path.read_text(encoding="utf-8") for path in sorted(SEEDS.glob("*.txt"))]
+    parsed = parse(*texts).with_columns(
+        plain=pl.col("record_no").is_not_null()
+        & ~pl.col("raw_text").str.contains(r"[&<\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+    )
+    judged = ingest_module.judge_records(parsed.lazy(), AcceptanceRules(min_chars=1)).collect()
+    accepted = judged.filter(pl.col("plain") & pl.col("reject_reason").is_null())
+    assert accepted.height > 100
+    assert accepted["repairs"].null_count() == accepted.height
+    assert accepted["text"].to_list() == accepted.select(clean_text(pl.col("raw_text")))["raw_text"].to_list()
+    repaired = judged.filter(pl.col("repairs").is_not_null())
+    assert repaired.height and set(repaired["repairs"]) <= {"control_characters"}  # awkward_texts' stray bytes
+
+
+def test_a_cache_from_before_repairs_is_parsed_again(tmp_path):
+    """A cache whose columns are not today's (built before ``repairs``) is not trusted, whatever
+    its parser version says."""
+    from paperhouse import parse_cache
+    from paperhouse.warehouse import connect
+
+    folder = tmp_path / "seeds"
+    folder.mkdir()
+    write(folder, "list.txt", f"ICLR 2026 Papers\n\n{ABSTRACT} &quot;Quoted&quot;.\n")
+    database = tmp_path / "build.duckdb"
+    with connect(database) as con:
+        parse_cache.ingest(con, folder)
+        con.execute("drop view raw.source_records")
+        con.execute("alter table raw.parsed_records drop column repairs")
+    with connect(database) as con:
+        intake = parse_cache.ingest(con, folder)
+        records = parse_cache.source_records(con)
+    assert intake.folder.count("parsed") == 1
+    assert records["repairs"].to_list() == ["html_entities"]
+    assert records["text"][0].endswith('"Quoted".')

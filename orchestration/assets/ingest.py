@@ -13,6 +13,12 @@ REJECTS_BY_REASON = """
     select regexp_replace(reject_reason, ':.*', '') as reason, count(*) as records
     from raw.source_records where reject_reason is not null group by 1 order by 2 desc, 1
 """
+# Accepted records repaired (entities decoded, tags stripped, control bytes dropped), by repair.
+REPAIRS_BY_KIND = """
+    select repair, count(*) as records
+    from (select unnest(string_split(repairs, ',')) as repair from raw.source_records where repairs is not null)
+    group by 1 order by 2 desc, 1
+"""
 
 
 class IngestConfig(Config):
@@ -32,7 +38,8 @@ class IngestConfig(Config):
         "Every paragraph of every `*.txt` list in the seeds folder, decoded, split and normalised, with "
         "provenance (file, SHA-256, encoding, position, venue, year). Paragraphs that are no abstract, and "
         "files that yield none (or cannot be read, or are no file), carry a `reject_reason` instead of being "
-        "dropped. Incremental: every file is hashed, only contents not in the parse cache are parsed "
+        "dropped; HTML entities, tags and stray control bytes are repaired (`repairs` says which). "
+        "Incremental: every file is hashed, only contents not in the parse cache are parsed "
         "(`full_refresh` parses all); `raw.seed_files` lists what this run saw and did."
     ),
 )
@@ -42,10 +49,11 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
         raise Failure(f"seeds folder {seeds_dir} does not exist (set PAPERHOUSE_SEEDS_DIR or the warehouse resource)")
     with warehouse.build_connection() as con:
         intake = parse_cache.ingest(con, seeds_dir, context.run.run_id, config.full_refresh)
-        rows, paragraphs, rejected = con.execute(
-            "select count(*), count(record_no), count(reject_reason) from raw.source_records"
+        rows, paragraphs, rejected, repaired = con.execute(
+            "select count(*), count(record_no), count(reject_reason), count(repairs) from raw.source_records"
         ).fetchone()
         by_reason = read_frame(con, REJECTS_BY_REASON)
+        by_repair = read_frame(con, REPAIRS_BY_KIND)
         preview = read_frame(
             con,
             "select source_file, record_no, venue, year, encoding, reject_reason, text from raw.source_records"
@@ -55,7 +63,8 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
     unread = folder.files.filter(pl.col("status") == "unread")
     context.log.info(
         f"{folder.files.height} files in {seeds_dir}: {folder.count('parsed')} parsed, {folder.count('reused')} unchanged"
-        f" (parse cache), {unread.height} unread; {paragraphs} paragraphs, {rejected} rejected records"
+        f" (parse cache), {unread.height} unread; {paragraphs} paragraphs, {rejected} rejected records,"
+        f" {repaired} repaired"
     )
     for name, reason in unread.select("source_file", "reason").iter_rows():
         context.log.warning(f"not read: {name!r}: {reason}")
@@ -73,7 +82,9 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
             paragraphs_read=paragraphs,
             records_accepted=rows - rejected,
             records_rejected=rejected,
+            records_repaired=repaired,
             rejected_by_reason=counts_table(by_reason),
+            repaired_by_kind=counts_table(by_repair),
             unread_files=counts_table(unread.select("source_file", "reason")),
         )
     )

@@ -43,7 +43,8 @@ INTAKE_SQL = """
         (select count(*) from raw.seed_files where status = 'unread') as unread,
         (select count(*) from raw.source_records where record_no is not null) as paragraphs,
         (select count(*) from marts.paper_sources) as accepted,
-        (select count(*) from marts.rejected_records where record_no is not null) as rejected
+        (select count(*) from marts.rejected_records where record_no is not null) as rejected,
+        (select count(*) from marts.paper_sources where repairs is not null) as repaired
 """
 REASONS_SQL = """
     select regexp_replace(reason, ':.*', '') as reason, count(*) as n
@@ -86,6 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           f" {intake['unread']} unread{refresh})")
     print(f"  {'paragraphs read':<18} {intake['paragraphs']} (= {intake['accepted']} accepted"
           f" + {intake['rejected']} rejected)")
+    print(f"  {'records repaired':<18} {intake['repaired']}")
     for name, value in summary.items():
         print(f"  {name.replace('_', ' '):<18} {value}")
     if reasons:

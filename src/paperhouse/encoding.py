@@ -8,8 +8,8 @@ Windows-1252 as the last single-byte guess. Anything else is rejected with a rea
 understands, never guessed into mojibake.
 
 A few stray control characters (NUL included) do not make a text file binary: they are kept,
-and the paragraphs that hold them are rejected downstream (``paperhouse.ingest``), so one bad
-byte never costs the rest of the file.
+and dropped from their paragraphs downstream (``paperhouse.ingest``; only a paragraph that is
+mostly control bytes is rejected), so one bad byte never costs the rest of the file.
 """
 
 from __future__ import annotations

@@ -1,6 +1,14 @@
 """Text normalisation as Polars expressions, so it runs vectorised over every record.
 
-Two levels:
+Repairs of scraped text come first (``only_where`` runs each on the rows that need it):
+- ``strip_controls``: stray C0/C1 control characters dropped (information separators become a
+  space; tab, line breaks, vertical tab, form feed and NEL are whitespace and stay).
+- ``decode_entities``: HTML/XML character references decoded as ``html.unescape`` does, again
+  while that changes the text (``&amp;quot;`` is ``"``).
+- ``strip_tags``: HTML, JATS and MathML tags dropped, their inner text kept; block tags (``<p>``,
+  ``<br/>``, ``<li>``, ...) become a space.
+
+Then two levels:
 - ``clean_text``: what a reader sees: hard-wrapped lines joined, whitespace collapsed.
 - ``normalized_text``: what matching sees: Unicode NFKC, markup (``*x*``, ``_x_``,
   ``\\textit{x}``, ``$x$``, backticks) stripped, quote and dash variants unified,
@@ -8,6 +16,9 @@ Two levels:
 """
 
 from __future__ import annotations
+
+import html
+from typing import Callable
 
 import polars as pl
 
@@ -27,6 +38,74 @@ WORD_PATTERN = f"[{_WORD_CHARACTERS}]+"
 # What separates words, each run of it becoming one space: every run except a lone space, left as
 # it is (the same text as replacing every run, about 3 times faster: most runs are a lone space).
 _BETWEEN_WORDS = f"[^{_WORD_CHARACTERS}]{{2,}}|[^{_WORD_CHARACTERS} ]"
+
+# Control characters that are no text: the C0 and C1 controls but the whitespace ones (tab, line
+# feed, vertical tab, form feed, carriage return, NEL), which ``clean_text`` turns into spaces.
+CONTROL_CHARACTERS = r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]"
+# The information separators (Python's whitespace) become a space; the other controls go.
+_SEPARATOR_CONTROLS = r"[\x1c-\x1f]"
+_STRAY_CONTROLS = r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]"
+# What may start a character reference ``html.unescape`` decodes: "&#", or "&" and two name
+# characters (the shortest entity names); "R&D" and "Q&A" are no candidates.
+ENTITY_CANDIDATE = r"&(?:#|[A-Za-z][A-Za-z0-9])"
+# Double escaping is undone this many times at most ("&amp;amp;lt;" is three).
+_ENTITY_ROUNDS = 3
+# Tags by name, so that "n<k and m>1" stays: block tags become a space, inline ones nothing
+# ("H<sub>2</sub>O" is H2O). Any tag may carry a namespace (jats:p, mml:mi); attributes need a
+# value, and any namespaced tag not named here counts as inline.
+_BLOCK_TAGS = (
+    "address|article|blockquote|br|break|caption|dd|div|dl|dt|figcaption|figure|footer|h[1-6]|header|hr"
+    "|li|list|list-item|ol|p|pre|sec|section|table|tbody|td|tfoot|th|thead|title|tr|ul"
+)
+_INLINE_TAGS = (
+    "a|abbr|annotation|b|bdi|bdo|big|bold|cite|code|del|dfn|em|font|i|img|inline-formula|ins|italic|kbd"
+    "|mark|math|mfrac|mi|mn|mo|monospace|mover|mroot|mrow|ms|mspace|msqrt|mstyle|msub|msubsup|msup"
+    "|mtext|munder|munderover|q|s|samp|sc|semantics|small|span|strike|strong|sub|sup|tex-math|tt|u"
+    "|underline|var|wbr"
+)
+_NAMESPACE = r"(?:[A-Za-z][\w.-]*:)?"
+_TAG_END = r"""(?:\s+[A-Za-z_:][\w:.-]*\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'<>=]+))*\s*/?>"""
+_BLOCK_TAG = f"</?{_NAMESPACE}(?i:{_BLOCK_TAGS}){_TAG_END}"
+_INLINE_TAG = rf"</?(?:{_NAMESPACE}(?i:{_INLINE_TAGS})|[A-Za-z][\w.-]*:[A-Za-z][\w.-]*){_TAG_END}|(?s:<!--.*?-->)"
+
+
+def rows_where(needed: pl.Expr, text: pl.Expr) -> pl.Expr:
+    """``text`` on the rows where ``needed`` holds, the others null *and* empty: a null row keeps
+    its string, which a regular expression still scans (when 1 row in 100 needed a repair, the
+    repair cost as much as on all of them), while Python is not called for null rows."""
+    return pl.when(needed).then(pl.when(needed).then(text).otherwise(pl.lit("")))
+
+
+def only_where(
+    needed: pl.Expr, text: pl.Expr, repair: Callable[[pl.Expr], pl.Expr], otherwise: pl.Expr | None = None
+) -> pl.Expr:
+    """``repair(text)`` on the rows where ``needed`` holds, ``otherwise`` (``text``) elsewhere, at
+    the cost of the rows repaired: most abstracts need no repair at all."""
+    return pl.when(needed).then(repair(rows_where(needed, text))).otherwise(text if otherwise is None else otherwise)
+
+
+def strip_controls(text: pl.Expr) -> pl.Expr:
+    return text.str.replace_all(_SEPARATOR_CONTROLS, " ").str.replace_all(_STRAY_CONTROLS, "")
+
+
+def decode_entities(text: pl.Expr) -> pl.Expr:
+    """In Python, one text at a time: hand it only the rows holding an ``ENTITY_CANDIDATE``."""
+    return text.map_elements(_unescape, return_dtype=pl.String, skip_nulls=True)
+
+
+def _unescape(text: str) -> str:
+    for _ in range(_ENTITY_ROUNDS):
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = decoded
+        if "&" not in text:  # nothing left to decode: spare the round that would say so
+            break
+    return text
+
+
+def strip_tags(text: pl.Expr) -> pl.Expr:
+    return text.str.replace_all(_BLOCK_TAG, " ").str.replace_all(_INLINE_TAG, "")
 
 
 def clean_text(text: pl.Expr) -> pl.Expr:

@@ -168,8 +168,16 @@ def source_records(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
     """Contents whose parsed rows the cache holds, all of them, for this parser version (an
-    entry whose rows do not add up is not trusted: that content is parsed again)."""
+    entry whose rows do not add up is not trusted: that content is parsed again; nor is a cache
+    whose columns are not those of ``PARSED_RECORD_SCHEMA``, as before ``repairs``)."""
     if not (table_exists(con, RAW_SCHEMA, FILES_TABLE) and table_exists(con, RAW_SCHEMA, RECORDS_TABLE)):
+        return set()
+    columns = con.execute(
+        "select column_name from duckdb_columns() where database_name = current_database()"
+        " and schema_name = ? and table_name = ?",
+        [RAW_SCHEMA, RECORDS_TABLE],
+    ).fetchall()
+    if {name for (name,) in columns} != set(PARSED_RECORD_SCHEMA):
         return set()
     rows = con.execute(
         f"select file_sha256 from {RAW_SCHEMA}.{FILES_TABLE} as files"

@@ -8,6 +8,7 @@ select
     records.venue,
     records.year,
     records.text,
+    records.repairs,
     assignments.paper_id,
     assignments.match_kind,
     assignments.matched_by,

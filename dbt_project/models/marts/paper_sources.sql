@@ -11,5 +11,6 @@ select
     file_sha256,
     encoding,
     venue,
-    year
+    year,
+    repairs
 from {{ ref('int_accepted_records') }}

@@ -10,6 +10,7 @@ select
     text,
     normalized_text,
     excerpt,
+    repairs,
     reject_reason,
     reject_reason is null as is_accepted
 from {{ source('raw', 'source_records') }}
