@@ -118,7 +118,7 @@ def run_pipeline(lists: Path, warehouse: Path) -> dict:
     with connect_reader(paths.warehouse) as con:
         clusters = con.execute("select source_file, record_no, paper_id as cluster from marts.paper_sources").pl()
         result["papers"], result["topics"] = con.execute(
-            "select (select count(*) from marts.papers), (select count(*) from marts.topics)"
+            "select (select count(*) from marts.papers), (select count(*) from marts.topics where level = 1)"
         ).fetchone()
     if (lists / "labels.csv").exists():
         result |= pairwise_scores(clusters, _labels(lists.parent))

@@ -32,7 +32,7 @@ SUMMARY_SQL = """
         (select count(*) from marts.paper_sources where match_kind != 'canonical') as duplicates_merged,
         (select count(*) from marts.rejected_records) as records_rejected,
         (select count(*) from marts.terms) as terms,
-        (select count(*) from marts.topics) as topics
+        (select count(*) from marts.topics where level = 1) as topics
 """
 # How the run read the folder, and that every paragraph read landed somewhere.
 INTAKE_SQL = """

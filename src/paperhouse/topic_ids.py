@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 
 from paperhouse.topics import SUBTOPIC_LEVEL, TOPIC_LEVEL, TopicModel
-from paperhouse.warehouse import RAW_SCHEMA, append_rows, table_exists
+from paperhouse.warehouse import RAW_SCHEMA, append_rows, registered, table_exists
 
 TABLE = "topic_id_registry"
 MINTED, RETIRED = "minted", "retired"
@@ -97,20 +97,20 @@ def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
         history = replace(history, registry=_cast(registry, REGISTRY_SCHEMA))
     if not all(table_exists(con, RAW_SCHEMA, t) for t in ("topics", "topic_paper_weights", "topic_term_weights")):
         return history
-    columns = {row[0] for row in con.execute(
-        "select column_name from duckdb_columns() where schema_name = ? and table_name = 'topics'", [RAW_SCHEMA]
-    ).fetchall()}
-    level = "level" if "level" in columns else str(TOPIC_LEVEL)
-    topics = con.execute(f"select topic_id, {level} as level from {RAW_SCHEMA}.topics").pl()
-    primaries = con.execute(f"""
-        select paper_id, topic_id, level from (
-            select weights.paper_id, weights.topic_id, topics.level,
-                   row_number() over (partition by weights.paper_id, topics.level
-                                      order by weights.weight desc, weights.topic_id) as position
-            from {RAW_SCHEMA}.topic_paper_weights as weights
-            inner join (select topic_id, {level} as level from {RAW_SCHEMA}.topics) as topics using (topic_id)
-        ) where position = 1
-    """).pl()
+    topics = con.execute(f"select * from {RAW_SCHEMA}.topics").pl()
+    if "level" not in topics.columns:
+        topics = topics.with_columns(level=pl.lit(TOPIC_LEVEL))
+    topics = topics.select("topic_id", "level")
+    with registered(con, "previous_topics", topics):
+        primaries = con.execute(f"""
+            select paper_id, topic_id, level from (
+                select weights.paper_id, weights.topic_id, topics.level,
+                       row_number() over (partition by weights.paper_id, topics.level
+                                          order by weights.weight desc, weights.topic_id) as position
+                from {RAW_SCHEMA}.topic_paper_weights as weights
+                inner join previous_topics as topics using (topic_id)
+            ) where position = 1
+        """).pl()
     terms = con.execute(f"select topic_id, term from {RAW_SCHEMA}.topic_term_weights").pl()
     return replace(history, topics=_cast(topics, _TOPICS_SCHEMA), primaries=_cast(primaries, _PRIMARY_SCHEMA),
                    terms=_cast(terms, _TERMS_SCHEMA))
@@ -129,9 +129,9 @@ def previous_size(con: duckdb.DuckDBPyConnection) -> int | None:
     columns = {row[0] for row in con.execute(
         "select column_name from duckdb_columns() where schema_name = ? and table_name = 'topics'", [RAW_SCHEMA]
     ).fetchall()}
-    level = f" where level = {TOPIC_LEVEL}" if "level" in columns else ""
-    return con.execute(f"select count(*) from {RAW_SCHEMA}.topics{level}").fetchone()[0] or None
-
+    if "level" not in columns:
+        return con.execute(f"select count(*) from {RAW_SCHEMA}.topics").fetchone()[0] or None
+    return con.execute(f"select count(*) from {RAW_SCHEMA}.topics where level = ?", [TOPIC_LEVEL]).fetchone()[0] or None
 
 def append(con: duckdb.DuckDBPyConnection, entries: pl.DataFrame) -> None:
     """Add registry rows (inside the caller's transaction); existing rows are never touched."""
