@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run test browser ui docs eval bench lock clean
+.PHONY: install run test browser lint format ui docs eval bench lock clean
 
 install: $(INSTALLED)
 
@@ -25,6 +25,20 @@ run: install
 
 test: install browser
 	$(BIN)/python -m pytest
+
+# ruff (format and check) for the Python, sqlfluff for the dbt models; `make format` fixes what
+# they can. The same hooks run on commit with pre-commit (.pre-commit-config.yaml).
+LINTED := src orchestration tests
+SQL := dbt_project/models dbt_project/tests dbt_project/macros
+lint: install
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/sqlfluff lint $(SQL)
+
+format: install
+	$(BIN)/ruff format $(LINTED)
+	$(BIN)/ruff check --fix $(LINTED)
+	$(BIN)/sqlfluff fix $(SQL)
 
 # The browser tests drive Debian's chromium (Playwright cannot download a browser here): installed
 # when missing and this is root, else the exact command to run is printed.
