@@ -324,7 +324,7 @@ def topic_growth(scratch: Path) -> dict:
     build(whole, warehouse)
     with connect_reader(warehouse) as con:
         topics, largest = con.execute(
-            "select count(*), max(n_papers) / (select count(*) from marts.papers) from marts.topics"
+            "select count(*), max(n_papers) / (select count(*) from marts.papers) from marts.topics where level = 1"
         ).fetchone()
     return {"papers": whole.labels.height, "topics": topics, "largest_share": round(float(largest), 4)}
 
