@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from paperhouse import quality
-from paperhouse.quality import MARTS_YAML, SUITES_BY_NAME, SuiteWorker, _gx, _pandas_frame, mart_schemas, validate_suite
+from paperhouse.quality import MART_YAMLS, SUITES_BY_NAME, SuiteWorker, _gx, _pandas_frame, mart_schemas, validate_suite
 from paperhouse.settings import DBT_PROJECT_DIR
 
 
@@ -132,6 +132,13 @@ def test_mart_schemas_come_from_the_dbt_contracts():
                                    "topics", "paper_topics")} <= set(schemas)
 
 
+def test_every_mart_suite_knows_its_contract_whichever_yaml_file_holds_it():
+    schemas = mart_schemas()
+    marts = {suite.name for suite in SUITES_BY_NAME.values() if suite.schema_name == "marts"}
+    assert marts <= set(schemas)
+    assert len(MART_YAMLS) > 1 and {"marts.topic_trends", "marts.term_trends", "marts.emerging_terms"} <= marts
+
+
 def test_paper_without_primary_topic_fails_the_paper_topics_suite(con):
     con.execute("create schema marts")
     con.execute("create table marts.papers as select * from (values ('p_1'), ('p_2'), ('p_3')) t(paper_id)")
@@ -157,7 +164,7 @@ def test_a_mart_that_lost_its_not_null_constraint_fails_the_schema_check(con):
 
 
 def test_dbt_tests_a_key_of_every_mart_whose_suite_leaves_keys_to_dbt():
-    models = yaml.safe_load(MARTS_YAML.read_text())["models"]
+    models = [model for path in MART_YAMLS for model in yaml.safe_load(path.read_text())["models"]]
     keyed = {
         model["name"]
         for model in models

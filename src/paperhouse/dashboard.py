@@ -1,4 +1,4 @@
-"""The shipped dashboard: four static HTML pages built from the Parquet export of the marts.
+"""The shipped dashboard: five static HTML pages built from the Parquet export of the marts.
 
 It reads only ``data/marts/*.parquet`` (never the DuckDB file, so it holds no lock a run or a
 reader needs), renders the Jinja templates in ``dashboard/`` and publishes the site atomically
@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from paperhouse import trend_charts
 from paperhouse.settings import DASHBOARD_TEMPLATES
 from paperhouse.warehouse import publish_folder
 
@@ -22,6 +23,7 @@ PAGES = {
     "index.html": "Overview",
     "topics.html": "Topics",
     "terms.html": "Terms",
+    "trends.html": "Trends",
     "quality.html": "Duplicates & data quality",
 }
 TOP_TERMS = 30
@@ -122,6 +124,7 @@ def page_data(export: Path) -> dict[str, Any]:
             quality.filter(~pl.col("passed")).join(last_run.lazy().select("run_id"), on="run_id")
             .sort("severity", "asset", "check_name")
         ),
+        **trend_charts.page_data(export),
     }
 
 

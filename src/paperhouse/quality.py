@@ -19,6 +19,7 @@ the counts against the raw tables, and value ranges.
 from __future__ import annotations
 
 import atexit
+import math
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -45,6 +46,8 @@ from paperhouse.warehouse import connect, duckdb_type
 from paperhouse.workers import WorkerProcess
 
 MARTS_YAML = DBT_PROJECT_DIR / "models" / "marts" / "_marts__models.yml"
+# Every file of the marts' model properties: the main one and those of one subject (_trends__models.yml).
+MART_YAMLS = tuple(sorted(MARTS_YAML.parent.glob("_*__models.yml")))
 
 # Facts: counts the expectations compare against, computed from the warehouse at check time.
 Facts = dict[str, int]
@@ -159,7 +162,7 @@ RAW_SCHEMAS: dict[str, dict[str, str]] = {
 @cache
 def mart_schemas() -> dict[str, dict[str, str]]:
     """``marts.<model>`` -> column -> DuckDB type, from the dbt contracts."""
-    models = yaml.safe_load(MARTS_YAML.read_text())["models"]
+    models = [model for path in MART_YAMLS for model in yaml.safe_load(path.read_text())["models"]]
     return {
         f"marts.{model['name']}": {column["name"]: _declared_type(column) for column in model["columns"]} for model in models
     }
@@ -348,6 +351,29 @@ SUITES: tuple[Suite, ...] = (
         row_count=lambda facts: (facts["rows"], facts["rows"]),
     ),
     Suite("marts.term_summary", between={"papers": (1, None), "share_of_list": (0, 1)}),
+    Suite(
+        "marts.topic_trends",
+        between={"papers": (0, None), "share_of_list": (0, 1), "share_change": (-1, 1)},
+        # One row per topic and list with a year.
+        facts_sql=(
+            "select (select count(*) from marts.topics)"
+            " * (select count(*) from (select distinct venue, year from marts.papers where year is not null)) as rows"
+        ),
+        row_count=lambda facts: (facts["rows"], facts["rows"]),
+    ),
+    Suite(
+        "marts.term_trends",
+        between={"papers": (0, None), "share_of_list": (0, 1), "share_change": (-1, 1)},
+        # A row for each use of a term in a list with a year (term_summary's rows), and at most one more
+        # for each, in the venue's next list.
+        facts_sql="select count(*) as uses from marts.term_summary where year is not null",
+        row_count=lambda facts: (facts["uses"], 2 * facts["uses"]),
+    ),
+    # A list testing one term asks the least z of a rise: sqrt(2 ln(1 / 0.05)) (docs/trends.md).
+    Suite(
+        "marts.emerging_terms",
+        between={"rank": (1, None), "share_change": (0, 1), "growth_z": (math.sqrt(2 * math.log(1 / 0.05)), None)},
+    ),
     Suite(
         "raw.check_evaluations",
         not_null=("run_id", "evaluated_at", "asset", "check_name", "passed", "severity"),
