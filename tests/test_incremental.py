@@ -35,9 +35,10 @@ def statuses(intake) -> dict[str, str]:
 
 
 def cache_contents(database) -> set[str]:
+    """The contents the cache holds, by key (a text list's key is its SHA-256)."""
     with connect(database, read_only=True) as con:
-        files = {sha for (sha,) in con.execute("select file_sha256 from raw.parsed_files").fetchall()}
-        records = {sha for (sha,) in con.execute("select distinct file_sha256 from raw.parsed_records").fetchall()}
+        files = {key for (key,) in con.execute("select content_key from raw.parsed_files").fetchall()}
+        records = {key for (key,) in con.execute("select distinct content_key from raw.parsed_records").fetchall()}
     assert files == records
     return files
 

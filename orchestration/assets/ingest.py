@@ -35,12 +35,15 @@ class IngestConfig(Config):
     owners=OWNERS,
     pool=WRITER_POOL,
     description=(
-        "Every paragraph of every `*.txt` list in the seeds folder, decoded, split and normalised, with "
-        "provenance (file, SHA-256, encoding, position, venue, year). Paragraphs that are no abstract, and "
-        "files that yield none (or cannot be read, or are no file), carry a `reject_reason` instead of being "
-        "dropped; HTML entities, tags and stray control bytes are repaired (`repairs` says which). "
+        "Every paragraph of every `*.txt` list and every row of every structured input (`*.csv`, `*.tsv`, "
+        "`*.jsonl`, `*.json`) in the seeds folder, decoded, split and normalised, with provenance (file, "
+        "SHA-256, encoding, position, venue, year; an export's id, link, title, authors, keywords and "
+        "decision). Records that are no abstract, and files that yield none (or cannot be read, or are no "
+        "file, or are tables without an abstract column), carry a `reject_reason` instead of being dropped; "
+        "HTML entities, tags and stray control bytes are repaired (`repairs` says which). "
         "Incremental: every file is hashed, only contents not in the parse cache are parsed "
-        "(`full_refresh` parses all); `raw.seed_files` lists what this run saw and did."
+        "(`full_refresh` parses all); `raw.seed_files` lists what this run saw and did, companion tables "
+        "of decisions included."
     ),
 )
 def source_records(context: AssetExecutionContext, config: IngestConfig, warehouse: WarehouseResource) -> MaterializeResult:
@@ -77,6 +80,7 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
             files_parsed=folder.count("parsed"),
             files_reused=folder.count("reused"),
             files_unread=unread.height,
+            files_companion=folder.count("companion"),
             contents_forgotten=forgotten,
             full_refresh=config.full_refresh,
             paragraphs_read=paragraphs,

@@ -41,6 +41,7 @@ INTAKE_SQL = """
         (select count(*) from raw.seed_files where status = 'parsed') as parsed,
         (select count(*) from raw.seed_files where status = 'reused') as unchanged,
         (select count(*) from raw.seed_files where status = 'unread') as unread,
+        (select count(*) from raw.seed_files where status = 'companion') as companions,
         (select count(*) from raw.source_records where record_no is not null) as paragraphs,
         (select count(*) from marts.paper_sources) as accepted,
         (select count(*) from marts.rejected_records where record_no is not null) as rejected,
@@ -83,8 +84,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         reasons = con.execute(REASONS_SQL).fetchall()
     print(f"paperhouse run {outcome.run_id[:8]} finished in {elapsed:.1f} s")
     refresh = ", full refresh" if args.full_refresh else ""
+    # Companions (decisions beside a list) are shown only when there are any: text lists have none.
+    companions = f", {intake['companions']} companion" if intake["companions"] else ""
     print(f"  {'files':<18} {intake['files']} ({intake['parsed']} parsed, {intake['unchanged']} unchanged,"
-          f" {intake['unread']} unread{refresh})")
+          f" {intake['unread']} unread{companions}{refresh})")
     print(f"  {'paragraphs read':<18} {intake['paragraphs']} (= {intake['accepted']} accepted"
           f" + {intake['rejected']} rejected)")
     print(f"  {'records repaired':<18} {intake['repaired']}")

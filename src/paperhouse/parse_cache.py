@@ -1,10 +1,13 @@
-"""The parse cache: the judged records of every file content in the seeds folder, by SHA-256.
+"""The parse cache: the judged records of every file content in the seeds folder, by content key.
 
 Kept in the build database beside what it speeds up: ``raw.parsed_files`` (one row per content:
 parser version, rows, when and by which run it was parsed) and ``raw.parsed_records`` (its rows,
-``paperhouse.ingest.PARSED_RECORD_SCHEMA``). A run hashes every file, parses only contents the
-cache does not hold for the current parser version, and forgets contents that are no longer in
-the folder. Renaming a file costs nothing; changing one byte re-parses that file.
+``paperhouse.ingest.PARSED_RECORD_SCHEMA``). A content's key is a text list's SHA-256, or a
+structured file's SHA-256 hashed with its sidecar, companion and the venue and year its name
+gives (``paperhouse.input_files``). A run hashes every file, parses only contents the cache does
+not hold for the current parser version, and forgets contents that are no longer in the folder.
+Renaming a file costs nothing (but a structured file whose name gives another venue or year);
+changing one byte re-parses that file, and changing a sidecar or companion re-parses its list.
 
 ``raw.source_records`` is a view: each file of the folder (``raw.seed_files``) joined to the
 cached rows of its content, plus one row per file that could not be read. The text of a record
@@ -31,8 +34,24 @@ import duckdb
 import polars as pl
 
 from paperhouse.faults import failpoint
-from paperhouse.ingest import PARSED_RECORD_SCHEMA, SOURCE_RECORD_SCHEMA, AcceptanceRules, FolderRead, parser_version, read_folder
-from paperhouse.warehouse import RAW_SCHEMA, ROW_GROUP_ROWS, connect, create_table, registered, table_exists, write_table
+from paperhouse.ingest import (
+    PARSED_RECORD_SCHEMA,
+    SOURCE_RECORD_SCHEMA,
+    AcceptanceRules,
+    FolderRead,
+    parser_version,
+    read_folder,
+)
+from paperhouse.input_files import INPUT_PATTERNS
+from paperhouse.warehouse import (
+    RAW_SCHEMA,
+    ROW_GROUP_ROWS,
+    connect,
+    create_table,
+    registered,
+    table_exists,
+    write_table,
+)
 
 APPEND_ROWS = 2 * ROW_GROUP_ROWS  # see _CacheWriter
 # The texts are stored as DuckDB would choose to store prose anyway (FSST); named, every segment
@@ -43,7 +62,7 @@ FILES_TABLE = "parsed_files"
 RECORDS_TABLE = "parsed_records"
 STAGING_TABLE = "parsed_records_staging"
 FILES_SCHEMA = {
-    "file_sha256": pl.String,
+    "content_key": pl.String,
     "parser_version": pl.String,
     "n_rows": pl.Int64,
     "parsed_at": pl.Datetime("us"),  # UTC
@@ -58,8 +77,8 @@ SOURCE_RECORDS_VIEW = f"""
     from (
         select files.source_file, records.* replace (coalesce(records.raw_text, records.text) as raw_text)
         from {RAW_SCHEMA}.seed_files as files
-        inner join {RAW_SCHEMA}.{RECORDS_TABLE} as records using (file_sha256)
-        where files.status != 'unread'
+        inner join {RAW_SCHEMA}.{RECORDS_TABLE} as records using (content_key)
+        where files.status in ('parsed', 'reused')
         union all by name
         select source_file, reason as reject_reason from {RAW_SCHEMA}.seed_files where status = 'unread'
     )
@@ -80,7 +99,7 @@ def ingest(
     run_id: str | None = None,
     full_refresh: bool = False,
     rules: AcceptanceRules = AcceptanceRules(),
-    glob: str = "*.txt",
+    glob: str | tuple[str, ...] = INPUT_PATTERNS,
 ) -> Intake:
     """Read the folder, parsing only new contents into the cache as they are parsed, and write
     ``raw.seed_files`` and the ``raw.source_records`` view over them, in one transaction."""
@@ -126,7 +145,7 @@ class _CacheWriter:
     def keep(self, parsed: pl.DataFrame) -> None:
         unchanged = pl.col("raw_text").eq_missing(pl.col("text"))
         self._pending.append(parsed.with_columns(raw_text=pl.when(~unchanged).then("raw_text")))
-        self.rows_of_content.update(parsed.group_by("file_sha256").len("n_rows").iter_rows())
+        self.rows_of_content.update(parsed.group_by("content_key").len("n_rows").iter_rows())
         if sum(frame.height for frame in self._pending) >= APPEND_ROWS:
             pending = pl.concat(self._pending)
             whole = pending.height - pending.height % ROW_GROUP_ROWS
@@ -145,7 +164,9 @@ class _CacheWriter:
                 self.con.execute(f"insert into {RAW_SCHEMA}.{STAGING_TABLE} by name select * from parsed_rows")
 
 
-def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), glob: str = "*.txt") -> pl.DataFrame:
+def read_records(
+    seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), glob: str | tuple[str, ...] = INPUT_PATTERNS
+) -> pl.DataFrame:
     """All records of all seed files, parsed from scratch (in an in-memory database); one row per
     paragraph or failed file."""
     with connect(None) as con:
@@ -153,7 +174,7 @@ def read_records(seeds_dir: Path, rules: AcceptanceRules = AcceptanceRules(), gl
         return source_records(con)
 
 
-def read_abstracts(seeds_dir: Path, glob: str = "*.txt") -> list[str]:
+def read_abstracts(seeds_dir: Path, glob: str | tuple[str, ...] = INPUT_PATTERNS) -> list[str]:
     """The accepted abstracts of a folder, as text: material for synthetic and evaluation corpora."""
     return read_records(seeds_dir, glob=glob).filter(pl.col("reject_reason").is_null())["text"].to_list()
 
@@ -172,20 +193,26 @@ def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
     whose columns are not those of ``PARSED_RECORD_SCHEMA``, as before ``repairs``)."""
     if not (table_exists(con, RAW_SCHEMA, FILES_TABLE) and table_exists(con, RAW_SCHEMA, RECORDS_TABLE)):
         return set()
-    columns = con.execute(
-        "select column_name from duckdb_columns() where database_name = current_database()"
-        " and schema_name = ? and table_name = ?",
-        [RAW_SCHEMA, RECORDS_TABLE],
-    ).fetchall()
-    if {name for (name,) in columns} != set(PARSED_RECORD_SCHEMA):
+    if set(_columns(con, RECORDS_TABLE)) != set(PARSED_RECORD_SCHEMA):
+        return set()
+    if set(_columns(con, FILES_TABLE)) != set(FILES_SCHEMA):
         return set()
     rows = con.execute(
-        f"select file_sha256 from {RAW_SCHEMA}.{FILES_TABLE} as files"
-        f" inner join (select file_sha256, count(*) as n_cached from {RAW_SCHEMA}.{RECORDS_TABLE} group by all)"
-        " using (file_sha256) where files.parser_version = ? and files.n_rows = n_cached",
+        f"select content_key from {RAW_SCHEMA}.{FILES_TABLE} as files"
+        f" inner join (select content_key, count(*) as n_cached from {RAW_SCHEMA}.{RECORDS_TABLE} group by all)"
+        " using (content_key) where files.parser_version = ? and files.n_rows = n_cached",
         [version],
     )
     return {sha for (sha,) in rows.fetchall()}
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    rows = con.execute(
+        "select column_name from duckdb_columns() where database_name = current_database()"
+        " and schema_name = ? and table_name = ?",
+        [RAW_SCHEMA, table],
+    ).fetchall()
+    return [name for (name,) in rows]
 
 
 def _take_staged_rows(con: duckdb.DuckDBPyConnection, known: set[str]) -> None:
@@ -198,8 +225,11 @@ def _take_staged_rows(con: duckdb.DuckDBPyConnection, known: set[str]) -> None:
         con.execute(f"drop table if exists {RAW_SCHEMA}.{RECORDS_TABLE}")
         con.execute(f"alter table {RAW_SCHEMA}.{STAGING_TABLE} rename to {RECORDS_TABLE}")
         return
-    with registered(con, "trusted", pl.DataFrame({"file_sha256": sorted(known)}, schema={"file_sha256": pl.String})):
-        con.execute(f"delete from {RAW_SCHEMA}.{RECORDS_TABLE} where file_sha256 not in (select file_sha256 from trusted)")
+    trusted = pl.DataFrame({"content_key": sorted(known)}, schema={"content_key": pl.String})
+    with registered(con, "trusted", trusted):
+        con.execute(
+            f"delete from {RAW_SCHEMA}.{RECORDS_TABLE} where content_key not in (select content_key from trusted)"
+        )
     con.execute(f"insert into {RAW_SCHEMA}.{RECORDS_TABLE} by name select * from {RAW_SCHEMA}.{STAGING_TABLE}")
     con.execute(f"drop table {RAW_SCHEMA}.{STAGING_TABLE}")
 
@@ -210,12 +240,12 @@ def _index(
 ) -> int:
     """Index the contents parsed in this pass, forget those no longer in the folder; returns how
     many contents were forgotten."""
-    present = pl.DataFrame({"file_sha256": sorted(folder.shas)}, schema={"file_sha256": pl.String})
+    present = pl.DataFrame({"content_key": sorted(folder.content_keys)}, schema={"content_key": pl.String})
     index = pl.DataFrame(
         {
-            "file_sha256": sorted(rows_of_content),
+            "content_key": sorted(rows_of_content),
             "parser_version": version,
-            "n_rows": [rows_of_content[sha] for sha in sorted(rows_of_content)],
+            "n_rows": [rows_of_content[key] for key in sorted(rows_of_content)],
             "parsed_at": _utc(now),
             "parsed_by_run": run_id,
         },
@@ -223,14 +253,16 @@ def _index(
     )
     with registered(con, "present_contents", present), registered(con, "new_index", index):
         forgotten = con.execute(
-            f"select count(*) from {RAW_SCHEMA}.{FILES_TABLE} anti join present_contents using (file_sha256)"
+            f"select count(*) from {RAW_SCHEMA}.{FILES_TABLE} anti join present_contents using (content_key)"
         ).fetchone()[0]
         con.execute(
-            f"delete from {RAW_SCHEMA}.{RECORDS_TABLE} where file_sha256 not in (select file_sha256 from present_contents)"
+            f"delete from {RAW_SCHEMA}.{RECORDS_TABLE}"
+            " where content_key not in (select content_key from present_contents)"
         )
         con.execute(
-            f"delete from {RAW_SCHEMA}.{FILES_TABLE} where file_sha256 not in (select file_sha256 from present_contents)"
-            " or file_sha256 in (select file_sha256 from new_index)"
+            f"delete from {RAW_SCHEMA}.{FILES_TABLE}"
+            " where content_key not in (select content_key from present_contents)"
+            " or content_key in (select content_key from new_index)"
         )
         con.execute(f"insert into {RAW_SCHEMA}.{FILES_TABLE} by name select * from new_index")
     return int(forgotten)
@@ -245,10 +277,11 @@ def _replace_source_records_view(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _every_file_has_a_record(con: duckdb.DuckDBPyConnection) -> None:
-    """Every file yields a row: a paragraph, or why it has none."""
+    """Every file yields a row: a paragraph, or why it has none (a companion's rows are its list's)."""
     missing = con.execute(
         f"select source_file from {RAW_SCHEMA}.seed_files"
         f" anti join (select distinct source_file from {RAW_SCHEMA}.source_records) using (source_file)"
+        " where status != 'companion'"
     ).fetchall()
     if missing:
         raise RuntimeError(f"no records for {len(missing)} files, e.g. {missing[0][0]!r}")
@@ -256,6 +289,9 @@ def _every_file_has_a_record(con: duckdb.DuckDBPyConnection) -> None:
 
 def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
     for table, (schema, compression) in _TABLES.items():
+        if table_exists(con, RAW_SCHEMA, table) and set(_columns(con, table)) != set(schema):
+            # A cache of another layout (keyed by SHA-256, before content keys): none of it is trusted.
+            con.execute(f"drop table {RAW_SCHEMA}.{table}")
         if not table_exists(con, RAW_SCHEMA, table):
             create_table(con, table, schema, compression)
 

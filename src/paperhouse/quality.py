@@ -315,6 +315,16 @@ SUITES: tuple[Suite, ...] = (
         facts_sql=_COUNTS_OF_MERGES,
         row_count=lambda facts: (facts["accepted_records"] - facts["papers"],) * 2,
     ),
+    Suite(
+        "marts.paper_keywords",
+        between={"keyword_no": (1, None)},
+        # Every author keyword of every accepted record is listed, once.
+        facts_sql=(
+            "select cast(coalesce(sum(len(keywords)), 0) as bigint) as keywords"
+            " from raw.source_records where reject_reason is null"
+        ),
+        row_count=lambda facts: (facts["keywords"],) * 2,
+    ),
     Suite("marts.terms", between={"doc_freq": (1, None)}),
     Suite("marts.term_aliases"),
     Suite("marts.similar_papers", between={"rank": (1, 5)}),

@@ -145,7 +145,8 @@ def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> boo
 
 
 _POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
-                     pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER", pl.Datetime("us"): "TIMESTAMP"}
+                     pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER", pl.Datetime("us"): "TIMESTAMP",
+                     pl.List(pl.String): "VARCHAR[]"}
 
 
 def duckdb_type(dtype: pl.DataType) -> str:

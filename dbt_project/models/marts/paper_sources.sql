@@ -12,5 +12,9 @@ select
     encoding,
     venue,
     year,
-    repairs
+    repairs,
+    external_id,
+    link,
+    title,
+    decision
 from {{ ref('int_accepted_records') }}

@@ -6,6 +6,29 @@ with sources as (
     select paper_id, count(*) as n_sources from {{ ref('stg_paper_assignments') }} group by paper_id
 ),
 
+-- What structured inputs say of a paper (title, authors, decision, link), each from the first of
+-- its records that says it: the canonical record first, then by file and position. Text lists say
+-- none of it, so only the records of exports are aggregated.
+metadata as (
+    select
+        paper_id,
+        first(title order by match_kind != 'canonical', source_file, record_no) filter (
+            where title is not null
+        ) as title,
+        first(authors order by match_kind != 'canonical', source_file, record_no) filter (
+            where authors is not null
+        ) as authors,
+        first(decision order by match_kind != 'canonical', source_file, record_no) filter (
+            where decision is not null
+        ) as decision,
+        first(link order by match_kind != 'canonical', source_file, record_no) filter (
+            where link is not null
+        ) as link
+    from {{ ref('int_accepted_records') }}
+    where title is not null or authors is not null or decision is not null or link is not null
+    group by paper_id
+),
+
 -- Without a title, a paper is named by its subject: the most repeated of its five top terms, a
 -- phrase of n words counting sqrt(n) times its repeats (titles name ideas in phrases), the better
 -- ranked on a tie. On real lists the subject was in the real title more often than the top-ranked
@@ -44,9 +67,10 @@ primary_subtopics as (
 
 select
     canonical.paper_id,
-    -- A method's long form names the paper best ("Low-Rank Sparse Attention"); a name written as a
+    -- A real title, where an export gave one, names the paper; without one, a method's long form names it best ("Low-Rank Sparse Attention"); a name written as a
     -- word ("Lorsa") leads it, but an acronym ("BCPReLU") stays in method_name: titles spell it out.
     coalesce(
+        metadata.title,
         case when names.is_word_name then names.method_name || ': ' end || names.method_long_form,
         names.method_long_form,
         case
@@ -57,6 +81,7 @@ select
         upper(left(subjects.subject, 1)) || substr(subjects.subject, 2),
         left(canonical.text, 60)
     ) as display_name,
+    metadata.title,
     names.method_name,
     names.method_long_form,
     canonical.text as abstract,
@@ -70,9 +95,13 @@ select
     primary_topics.topic_id as primary_topic_id,
     primary_topics.label as primary_topic_label,
     primary_subtopics.topic_id as primary_subtopic_id,
-    primary_subtopics.label as primary_subtopic_label
+    primary_subtopics.label as primary_subtopic_label,
+    metadata.authors,
+    metadata.decision,
+    metadata.link
 from {{ ref('int_accepted_records') }} as canonical
 inner join sources using (paper_id)
+left join metadata using (paper_id)
 left join names using (paper_id)
 left join subjects using (paper_id)
 left join primary_topics using (paper_id)

@@ -4,6 +4,7 @@ select
     reject_reason as reason,
     excerpt,
     file_sha256,
-    encoding
+    encoding,
+    external_id
 from {{ ref('stg_source_records') }}
 where not is_accepted

@@ -17,12 +17,12 @@ papers as (
     group by venue, year
 ),
 
+-- A rejected record counts in its own row's list: a structured file's rows may name venues of their
+-- own (a whole rejected file, with a null record_no, is no record of any list).
 rejected as (
     select sources.venue, sources.year, count(*) as rejected_records
-    from {{ ref('rejected_records') }} as rejected
-    inner join (select distinct source_file, venue, year from {{ ref('stg_source_records') }}) as sources
-        using (source_file)
-    where rejected.record_no is not null
+    from {{ ref('rejected_records') }}
+    inner join {{ ref('stg_source_records') }} as sources using (source_file, record_no)
     group by sources.venue, sources.year
 )
 
