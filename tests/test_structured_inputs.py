@@ -397,6 +397,11 @@ def test_the_real_exports_read_whole_in_place():
     assert iclr.filter(pl.col("title").str.starts_with('"Hey, that')).height == 1
 
 
+def query(warehouse: Path, sql: str) -> list[tuple]:
+    with connect(warehouse, read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
 def _text_list_head(path: Path, n: int) -> str:
     header, *paragraphs = path.read_text(encoding="utf-8").split("\n\n")
     return "\n\n".join([header, *paragraphs[:n]]) + "\n"
@@ -407,7 +412,6 @@ def test_a_folder_mixing_text_lists_and_exports_builds_in_one_run(tmp_path):
     """The bundled seeds, the heads of the real conference lists and of the real exports (the same
     papers), the NeurIPS ratings read in place, some of those papers again as JSON lines, and two
     different papers sharing a title: one Dagster run."""
-    from test_pipeline import query
 
     from orchestration.runner import run_all
     from paperhouse.settings import resolve_paths
