@@ -76,7 +76,7 @@ def test_the_corpus_is_prepared_under_a_memory_limit_of_its_own(tmp_path, monkey
     monkeypatch.setattr("paperhouse.warehouse.MEMORY_LIMIT", "32MB")
     folder = benchmark.prepare(5_000)
     records = pl.read_parquet(folder / "records.parquet")
-    labels = pl.read_csv(folder / "lists" / "labels.csv", schema_overrides={"record_no": pl.Int32})
+    labels = pl.read_csv(folder / "lists.labels.csv", schema_overrides={"record_no": pl.Int32})
     assert records.select("source_file", "record_no").equals(labels.select("source_file", "record_no").sort(pl.all()))
 
 

@@ -23,11 +23,13 @@ def _records(folder: Path) -> dict[tuple[str, int], str]:
 
 
 def test_synth_writes_several_lists_and_labels_a_known_share_of_every_kind_of_duplicate(tmp_path):
-    assert main(["synth", "--papers", "2000", "--out", str(tmp_path), "--per-file", "500", "--seed", "3"]) == 0
-    assert sorted(p.name for p in tmp_path.glob("*.txt")) == [f"synth_{i:04d}.txt" for i in range(4)]
-    with open(tmp_path / "labels.csv", newline="") as labels_file:
+    lists = tmp_path / "lists"
+    assert main(["synth", "--papers", "2000", "--out", str(lists), "--per-file", "500", "--seed", "3"]) == 0
+    # Only the lists in the folder (a labels file inside would be read as an export); labels beside it.
+    assert sorted(p.name for p in lists.iterdir()) == [f"synth_{i:04d}.txt" for i in range(4)]
+    with open(tmp_path / "lists.labels.csv", newline="") as labels_file:
         labels = list(csv.DictReader(labels_file))
-    records = _records(tmp_path)
+    records = _records(lists)
     assert len(labels) == len(records) == 2000
     kinds = [label["kind"] for label in labels]
     assert set(kinds) == {"original", *VARIANTS}
@@ -54,4 +56,4 @@ def test_synth_is_reproducible_from_its_seed(tmp_path):
     for run in ("a", "b"):
         main(["synth", "--papers", "300", "--out", str(tmp_path / run), "--seed", "7"])
     assert _records(tmp_path / "a") == _records(tmp_path / "b")
-    assert (tmp_path / "a" / "labels.csv").read_text() == (tmp_path / "b" / "labels.csv").read_text()
+    assert (tmp_path / "a.labels.csv").read_text() == (tmp_path / "b.labels.csv").read_text()

@@ -3,7 +3,8 @@
 Sentences come from a word-level Markov chain (order 2) trained on the seed abstracts, so
 texts read like abstracts without repeating one template; each abstract strings together
 sentences drawn from a large generated pool. A known share of records are variants of
-earlier ones (every kind in ``paperhouse.variants``), and ``labels.csv`` names the
+earlier ones (every kind in ``paperhouse.variants``), and a labels file beside the lists folder
+(``<folder>.labels.csv``: not inside it, where paperhouse would read it as an export) names the
 original of every record, so dedup quality can be measured at any scale.
 """
 
@@ -69,15 +70,20 @@ def generate(seed_abstracts: list[str], n_papers: int, duplicate_share: float = 
             yield text, len(originals) - 1, "original"
 
 
+def labels_path(out_dir: Path) -> Path:
+    """Where ``write_corpus`` labels the records of the lists it writes into ``out_dir``."""
+    return out_dir.with_name(out_dir.name + ".labels.csv")
+
+
 def write_corpus(seed_abstracts: list[str], n_papers: int, out_dir: Path, per_file: int = 10_000,
                  duplicate_share: float = 0.1, seed: int = 0) -> Path:
-    """Write list files of ``per_file`` abstracts each and ``labels.csv``; return the labels path."""
+    """Write list files of ``per_file`` abstracts each and their labels; return the labels path."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    labels_path = out_dir / "labels.csv"
+    labels = labels_path(out_dir)
     handles: dict[int, object] = {}
-    with open(labels_path, "w", newline="") as labels_file:
-        labels = csv.writer(labels_file)
-        labels.writerow(["source_file", "record_no", "original", "kind"])
+    with open(labels, "w", newline="") as labels_file:
+        writer = csv.writer(labels_file)
+        writer.writerow(["source_file", "record_no", "original", "kind"])
         for index, (text, origin, kind) in enumerate(generate(seed_abstracts, n_papers, duplicate_share, seed)):
             file_no, record_no = divmod(index, per_file)
             name = f"synth_{file_no:04d}.txt"
@@ -87,7 +93,7 @@ def write_corpus(seed_abstracts: list[str], n_papers: int, out_dir: Path, per_fi
                 handles = {file_no: open(out_dir / name, "w", encoding="utf-8")}
                 handles[file_no].write(f"SYNTH {2000 + file_no % 26} Papers\n")
             handles[file_no].write(f"\n{text}\n")
-            labels.writerow([name, record_no + 1, origin, kind])
+            writer.writerow([name, record_no + 1, origin, kind])
     for handle in handles.values():
         handle.close()
-    return labels_path
+    return labels
