@@ -529,3 +529,38 @@ def test_a_folder_mixing_text_lists_and_exports_builds_in_one_run(tmp_path):
         order by keyword_no""",
     )
     assert [k for (k,) in keywords] == [k.strip() for k in first["keywords"].split(",")]
+
+    # Trends over the mixed folder: a venue-year per list with a year (ICLR 2021 compared with ICLR
+    # 2026, its venue's other list), topic shares summing to 1 per list and level, and each term's
+    # share its papers over the list's papers, exports and text lists counted once per paper.
+    topic_sums = query(
+        w,
+        """
+        select venue, year, level, round(sum(share_of_list), 9), sum(papers), any_value(list_papers)
+        from marts.topic_trends group by all order by all""",
+    )
+    assert {(venue, year) for venue, year, *_ in topic_sums} == {
+        ("ICLR", 2021), ("ICLR", 2026), ("NeurIPS", 2022), ("workshop", 2020)
+    }
+    assert all(total == 1 and papers == list_papers for *_, total, papers, list_papers in topic_sums)
+    assert query(w, "select distinct previous_year from marts.topic_trends where venue = 'ICLR' and year = 2026") == [
+        (2021,)
+    ]
+    term_rows = query(
+        w,
+        """
+        select count(*), count(*) filter (where abs(share_of_list - papers / list_papers) > 1e-9),
+               count(*) filter (where papers > list_papers)
+        from marts.term_trends""",
+    )
+    assert term_rows[0][0] > 0 and term_rows[0][1:] == (0, 0)
+    counted = query(
+        w,
+        """
+        select count(*) from marts.term_trends t
+        join (select p.venue, p.year, pt.term, count(*) as papers
+              from marts.paper_terms pt join marts.papers p using (paper_id) group by all) c
+          on c.venue = t.venue and c.year = t.year and c.term = t.term
+        where c.papers <> t.papers""",
+    )
+    assert counted == [(0,)]
