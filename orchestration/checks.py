@@ -10,12 +10,19 @@ observed value.
 """
 
 import json
-
 from collections.abc import Iterator, Sequence
 
 from dagster import (
-    AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetChecksDefinition, AssetCheckSpec, AssetKey,
-    AssetsDefinition, MetadataValue, asset_check, multi_asset_check,
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetChecksDefinition,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetKey,
+    AssetsDefinition,
+    MetadataValue,
+    asset_check,
+    multi_asset_check,
 )
 
 from orchestration.assets.ingest import REJECTS_BY_REASON
@@ -43,7 +50,10 @@ def suite_metadata(result: SuiteResult) -> dict:
         "expectations": len(result.outcomes),
         "failed_expectations": MetadataValue.json([f"{_describe(o)}: observed {o.observed}" for o in result.failures]),
         "observed": MetadataValue.json(
-            [{"expectation": _describe(o), "success": o.success, "observed": _jsonable(o.observed)} for o in result.outcomes]
+            [
+                {"expectation": _describe(o), "success": o.success, "observed": _jsonable(o.observed)}
+                for o in result.outcomes
+            ]
         ),
         "results": MetadataValue.md("| result | expectation | observed |\n|---|---|---|\n" + "\n".join(rows)),
     }
@@ -119,4 +129,3 @@ def no_rejected_records(warehouse: WarehouseResource) -> AssetCheckResult:
         metadata={"rejected_records": rejected, "by_reason": counts_table(by_reason)},
         description=None if rejected == 0 else f"{rejected} records rejected; see marts.rejected_records",
     )
-

@@ -10,7 +10,9 @@ from dagster import MetadataValue, TableColumn, TableSchema
 _PREVIEW_CHARS = 80
 
 
-def frame_metadata(frame: pl.DataFrame, preview_rows: int = 5, row_count: int | None = None, **extra: Any) -> dict[str, Any]:
+def frame_metadata(
+    frame: pl.DataFrame, preview_rows: int = 5, row_count: int | None = None, **extra: Any
+) -> dict[str, Any]:
     """``row_count`` when ``frame`` holds only the first rows of what the asset wrote."""
     preview = frame.head(preview_rows).with_columns(
         pl.col(pl.String).str.slice(0, _PREVIEW_CHARS).str.replace_all(r"\|", "/")

@@ -89,5 +89,7 @@ def _outcome(result, log_file: str, instance: DagsterInstance) -> RunOutcome:
             outcome.failed_steps.append(f"{event.step_key}: {message}")
         elif event.event_type == DagsterEventType.ASSET_MATERIALIZATION and event.step_key == INGEST_STEP:
             metadata = event.event_specific_data.materialization.metadata
-            outcome.ingest = {key: value.value for key, value in metadata.items() if isinstance(value.value, (int, bool))}
+            outcome.ingest = {
+                key: value.value for key, value in metadata.items() if isinstance(value.value, (int, bool))
+            }
     return outcome

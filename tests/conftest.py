@@ -2,7 +2,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from corpus import SEEDS
 
 

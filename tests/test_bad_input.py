@@ -16,8 +16,8 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
-
 from corpus import seed_abstracts
+
 from paperhouse.ingest import folder_fingerprint, scan_folder
 from paperhouse.parse_cache import read_records
 
@@ -99,11 +99,11 @@ def test_html_entities_and_tags_are_decoded_and_recorded(tmp_path):
     )
     decoded = (
         "We study \"grounded\" R&D agents 'in the wild' with escaped and real tags: H2O flows at p < 0.05, "
-        "\"twice\" escaped. "
+        '"twice" escaped. '
     )
     paragraphs = [
         scraped + ABSTRACTS[5],
-        "<p>" + ABSTRACTS[6] + "</p><p>Code: <a href=\"https://example.org\">example.org</a>.</p>",
+        "<p>" + ABSTRACTS[6] + '</p><p>Code: <a href="https://example.org">example.org</a>.</p>',
         "Q&A and R&D, with n<k and m>1 for all 0<t<1: " + ABSTRACTS[7],  # no entity, no tag: left alone
         "&lt;b&gt;Bold&lt;/b&gt;\x02 " + ABSTRACTS[8],
         ABSTRACTS[9],
@@ -111,7 +111,11 @@ def test_html_entities_and_tags_are_decoded_and_recorded(tmp_path):
     rows = read_texts(tmp_path, "scraped.txt", paragraphs)
     assert [row["reject_reason"] for row in rows] == [None] * 5
     assert [row["repairs"] for row in rows] == [
-        "html_entities,markup", "markup", None, "html_entities,markup,control_characters", None
+        "html_entities,markup",
+        "markup",
+        None,
+        "html_entities,markup,control_characters",
+        None,
     ]
     assert rows[0]["text"] == decoded + ABSTRACTS[5]
     assert rows[1]["text"] == ABSTRACTS[6] + " Code: example.org."
@@ -289,7 +293,9 @@ def test_file_that_never_stops_changing_is_rejected_for_this_run(tmp_path, monke
 def test_reading_beside_a_real_concurrent_writer_never_crashes(tmp_path):
     """A thread rewrites a file as fast as it can while the folder is read over and over."""
     path = tmp_path / "rewritten.txt"
-    versions = ["ICLR 2026 Papers\n\n" + "\n\n".join(ABSTRACTS[i : i + n]) + "\n" for i, n in ((0, 3), (10, 5), (20, 1))]
+    versions = [
+        "ICLR 2026 Papers\n\n" + "\n\n".join(ABSTRACTS[i : i + n]) + "\n" for i, n in ((0, 3), (10, 5), (20, 1))
+    ]
     path.write_text(versions[0])
     stop = threading.Event()
 
@@ -342,7 +348,9 @@ def test_unreadable_file_is_rejected_with_the_reason(tmp_path):
             "records = read_records(Path(sys.argv[1]))\n"
             "print(json.dumps(records.select('source_file', 'record_no', 'reject_reason').rows()))\n"
         )
-        result = subprocess.run([sys.executable, "-c", program, str(folder)], capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", program, str(folder)], capture_output=True, text=True, timeout=120
+        )
         assert result.returncode == 0, result.stderr[-2000:]
         rows = {name: (record_no, reason) for name, record_no, reason in json.loads(result.stdout)}
         assert rows == {"readable.txt": (1, None), "secret.txt": (None, "unreadable file: Permission denied")}

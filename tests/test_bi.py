@@ -15,10 +15,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-from dagster import DagsterEventType, DagsterInstance
-
 from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from corpus import REPO, SEEDS, seed_abstracts
+from dagster import DagsterEventType, DagsterInstance
 
 ARTIFACTS = REPO / "test-artifacts" / "dashboard"
 ABSTRACTS = seed_abstracts()
@@ -32,8 +31,9 @@ LATE_ASSETS = {"raw/check_evaluations", "marts/quality_runs"}
 
 
 def _paperhouse(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "paperhouse.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "paperhouse.cli", *args], capture_output=True, text=True, env=env, timeout=900
+    )
 
 
 def query(warehouse: Path, sql: str, parameters: list | None = None) -> list[tuple]:
@@ -64,8 +64,10 @@ def runs(tmp_path_factory):
     with DagsterInstance.from_config(str(home)) as instance:
         run_ids = [run.run_id for run in reversed(instance.get_runs())]
         killed_checks = {
-            (r.event_log_entry.dagster_event.event_specific_data.asset_key.to_user_string(),
-             r.event_log_entry.dagster_event.event_specific_data.check_name)
+            (
+                r.event_log_entry.dagster_event.event_specific_data.asset_key.to_user_string(),
+                r.event_log_entry.dagster_event.event_specific_data.check_name,
+            )
             for r in instance.get_records_for_run(run_ids[0], of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records
         }
     return warehouse, histories, run_ids, killed_checks
@@ -73,23 +75,36 @@ def runs(tmp_path_factory):
 
 def test_papers_carry_their_primary_topic(runs):
     warehouse = runs[0]
-    mismatched = query(warehouse, """
+    mismatched = query(
+        warehouse,
+        """
         select count(*) from marts.papers p
         join marts.paper_topics pt on pt.paper_id = p.paper_id and pt.is_primary
         join marts.topics t on t.topic_id = pt.topic_id
-        where p.primary_topic_id is distinct from t.topic_id or p.primary_topic_label is distinct from t.label""")
+        where p.primary_topic_id is distinct from t.topic_id or p.primary_topic_label is distinct from t.label""",
+    )
     assert mismatched == [(0,)]
     assert query(warehouse, "select count(*) from marts.papers where primary_topic_label is null") == [(0,)]
 
 
 def test_venue_summary_adds_up_to_the_marts(runs):
     warehouse = runs[0]
-    summary = query(warehouse, "select venue, year, papers, records, duplicates, rejected_records from marts.venue_summary order by all")
-    papers = dict(((v, y), n) for v, y, n in query(warehouse, "select venue, year, count(*) from marts.papers group by all"))
-    records = query(warehouse, """
+    summary = query(
+        warehouse,
+        "select venue, year, papers, records, duplicates, rejected_records from marts.venue_summary order by all",
+    )
+    papers = dict(
+        ((v, y), n) for v, y, n in query(warehouse, "select venue, year, count(*) from marts.papers group by all")
+    )
+    records = query(
+        warehouse,
+        """
         select venue, year, count(*), count(*) filter (where match_kind <> 'canonical')
-        from marts.paper_sources group by all order by all""")
-    assert [(v, y, n, r, d) for v, y, n, r, d, _ in summary] == [(v, y, papers.get((v, y), 0), r, d) for v, y, r, d in records]
+        from marts.paper_sources group by all order by all""",
+    )
+    assert [(v, y, n, r, d) for v, y, n, r, d, _ in summary] == [
+        (v, y, papers.get((v, y), 0), r, d) for v, y, r, d in records
+    ]
     assert len(summary) == 2  # the bundled ICLR list and the added NeurIPS one
     rejected = query(warehouse, "select count(*) from marts.rejected_records where record_no is not null")[0][0]
     assert sum(row[5] for row in summary) == rejected > 0
@@ -101,17 +116,31 @@ def test_topic_and_term_summaries_share_out_each_list(runs):
     topics = query(warehouse, "select count(*) from marts.topics")[0][0]
     assert query(warehouse, "select count(*) from marts.topic_summary") == [(topics * lists,)]
     for level in (1, 2):  # topics, then subtopics: each level shares out every list
-        shares = query(warehouse, "select venue, round(sum(share_of_list), 9), sum(papers) from marts.topic_summary"
-                                  f" where level = {level} group by venue order by venue")
+        shares = query(
+            warehouse,
+            "select venue, round(sum(share_of_list), 9), sum(papers) from marts.topic_summary"
+            f" where level = {level} group by venue order by venue",
+        )
         per_list = dict(query(warehouse, "select venue, count(*) from marts.papers group by venue"))
         assert [(v, s, n) for v, s, n in shares] == [(v, 1.0, per_list[v]) for v, _, _ in shares]
-    expected = query(warehouse, """
+    expected = query(
+        warehouse,
+        """
         select pt.term_id, p.venue, p.year, count(*), count(*) filter (where pt.rank <= 10)
         from marts.paper_terms pt join marts.papers p using (paper_id)
-        group by all order by all""")
-    assert query(warehouse, "select term_id, venue, year, papers, key_papers from marts.term_summary order by all") == expected
-    key_papers = query(warehouse, "select term_id, sum(key_papers) from marts.term_summary group by all having sum(key_papers) > 0 order by all")
-    assert key_papers == query(warehouse, "select term_id, key_papers from marts.terms where key_papers > 0 order by all")
+        group by all order by all""",
+    )
+    assert (
+        query(warehouse, "select term_id, venue, year, papers, key_papers from marts.term_summary order by all")
+        == expected
+    )
+    key_papers = query(
+        warehouse,
+        "select term_id, sum(key_papers) from marts.term_summary group by all having sum(key_papers) > 0 order by all",
+    )
+    assert key_papers == query(
+        warehouse, "select term_id, key_papers from marts.terms where key_papers > 0 order by all"
+    )
     sae = query(warehouse, "select aliases from marts.term_summary where term = 'sparse autoencoder' limit 1")
     assert "SAE" in sae[0][0].split(", ")
 
@@ -174,9 +203,12 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
     site = warehouse.parent / "dashboard"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (count,) = query(warehouse, "select count(*) from marts.papers")[0]
-    last_run = query(warehouse, """
+    last_run = query(
+        warehouse,
+        """
         select count(*) filter (where passed), count(*) filter (where not passed and severity = 'ERROR')
-        from marts.quality_runs where run_id = (select arg_max(run_id, evaluated_at) from marts.quality_runs)""")[0]
+        from marts.quality_runs where run_id = (select arg_max(run_id, evaluated_at) from marts.quality_runs)""",
+    )[0]
     expected_figures = {
         "papers": count,
         "records": query(warehouse, "select count(*) from marts.paper_sources")[0][0],
@@ -193,10 +225,14 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
 
         page.goto((site / "index.html").as_uri())
         shown = page.eval_on_selector_all(
-            "[data-metric]", "els => Object.fromEntries(els.map(e => [e.dataset.metric, e.querySelector('.value').innerText]))"
+            "[data-metric]",
+            "els => Object.fromEntries(els.map(e => [e.dataset.metric, e.querySelector('.value').innerText]))",
         )
         assert {k: int(v) for k, v in shown.items()} == expected_figures
-        venues = query(warehouse, "select venue_label, papers, records, duplicates, rejected_records from marts.venue_summary order by papers desc, venue_label")
+        venues = query(
+            warehouse,
+            "select venue_label, papers, records, duplicates, rejected_records from marts.venue_summary order by papers desc, venue_label",
+        )
         assert [tuple(r[:5]) for r in _cells(page, "venues")] == [tuple(str(v) for v in row) for row in venues]
         page.screenshot(path=ARTIFACTS / "1-overview.png", full_page=True)
 
@@ -209,10 +245,17 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
             "rows => rows.map(r => [Number(r.dataset.topic), Array.from(r.querySelectorAll('li[data-subtopic]'))"
             ".map(li => Number(li.dataset.subtopic))])",
         )
-        levels = query(warehouse, "select t.topic_id, list(sub.topic_id order by sub.topic_id) from marts.topics t"
-                                  " join marts.topics sub on sub.parent_topic_id = t.topic_id where t.level = 1 group by all")
+        levels = query(
+            warehouse,
+            "select t.topic_id, list(sub.topic_id order by sub.topic_id) from marts.topics t"
+            " join marts.topics sub on sub.parent_topic_id = t.topic_id where t.level = 1 group by all",
+        )
         assert sorted((t, sorted(subs)) for t, subs in tree) == sorted((t, list(subs)) for t, subs in levels)
-        assert sum(len(subs) for _, subs in tree) == query(warehouse, "select count(*) from marts.topics where level = 2")[0][0] > 0
+        assert (
+            sum(len(subs) for _, subs in tree)
+            == query(warehouse, "select count(*) from marts.topics where level = 2")[0][0]
+            > 0
+        )
         page.screenshot(path=ARTIFACTS / "2-topics.png", full_page=True)
 
         page.get_by_role("link", name="Terms").click()
@@ -221,18 +264,28 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
             "select term, kind, key_papers, doc_freq from marts.terms order by key_papers desc, doc_freq desc, term limit 30",
         )
         assert [tuple(r[:4]) for r in _cells(page, "terms")] == [tuple(str(v) for v in row) for row in top_terms]
-        acronyms = query(warehouse, "select alias, term, papers from marts.term_aliases where alias_kind = 'acronym' order by papers desc, alias")
+        acronyms = query(
+            warehouse,
+            "select alias, term, papers from marts.term_aliases where alias_kind = 'acronym' order by papers desc, alias",
+        )
         assert [tuple(r) for r in _cells(page, "acronyms")] == [tuple(str(v) for v in row) for row in acronyms]
         page.screenshot(path=ARTIFACTS / "3-terms.png", full_page=True)
 
         page.get_by_role("link", name="Duplicates & data quality").click()
-        reasons = query(warehouse, """
+        reasons = query(
+            warehouse,
+            """
             select regexp_replace(reason, ':.*', '') as reason, count(*) as n from marts.rejected_records
-            group by 1 order by n desc, reason""")
+            group by 1 order by n desc, reason""",
+        )
         assert [tuple(r) for r in _cells(page, "rejections")] == [(reason, str(n)) for reason, n in reasons]
-        history = query(warehouse, "select run_id, count(*), count(*) filter (where passed) from marts.quality_runs group by 1 order by min(evaluated_at) desc")
+        history = query(
+            warehouse,
+            "select run_id, count(*), count(*) filter (where passed) from marts.quality_runs group by 1 order by min(evaluated_at) desc",
+        )
         shown_runs = page.eval_on_selector_all(
-            'table[data-table="runs"] tbody tr', "rows => rows.map(r => [r.dataset.key, r.cells[2].innerText, r.cells[3].innerText])"
+            'table[data-table="runs"] tbody tr',
+            "rows => rows.map(r => [r.dataset.key, r.cells[2].innerText, r.cells[3].innerText])",
         )
         assert shown_runs == [[run, str(n), str(passed)] for run, n, passed in history]
         page.screenshot(path=ARTIFACTS / "4-quality.png", full_page=True)

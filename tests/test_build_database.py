@@ -22,8 +22,10 @@ def files(tmp_path):
 def publish_a_warehouse(warehouse, registry_rows: int = 5000) -> None:
     with duckdb.connect(str(warehouse)) as con:
         con.execute("create schema raw; create schema marts")
-        con.execute(f"create table raw.paper_id_registry as select md5(range::varchar) as text_hash,"
-                    f" 'p_' || left(md5(range::varchar), 16) as paper_id from range({registry_rows})")
+        con.execute(
+            f"create table raw.paper_id_registry as select md5(range::varchar) as text_hash,"
+            f" 'p_' || left(md5(range::varchar), 16) as paper_id from range({registry_rows})"
+        )
         con.execute("create table marts.papers as select paper_id from raw.paper_id_registry")
 
 
@@ -97,8 +99,9 @@ def test_a_process_left_holding_the_build_database_is_waited_for(files):
     build, warehouse = files
     build.parent.mkdir()
     publish_a_warehouse(build)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_OPEN, str(build)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN, str(build)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "open"
         with pytest.raises(BuildDatabaseLocked, match="held open by another process"):
@@ -122,7 +125,9 @@ def test_writers_open_the_build_database_under_its_own_name_with_smaller_row_gro
         con.execute("create table numbers as select range as n from range(?)", [ROW_GROUP_ROWS + 1])
         assert con.execute("select current_database()").fetchone()[0] == name
     with connect(database, read_only=True) as con:
-        row_groups = con.execute("select count(distinct row_group_id) from pragma_storage_info('numbers')").fetchone()[0]
+        row_groups = con.execute("select count(distinct row_group_id) from pragma_storage_info('numbers')").fetchone()[
+            0
+        ]
         assert row_groups == 2
         assert con.execute("select count(*) from numbers").fetchone()[0] == ROW_GROUP_ROWS + 1
 
@@ -157,8 +162,7 @@ def test_a_write_that_fails_inside_a_transaction_raises_its_own_error():
     con.execute("create table papers (paper_id integer primary key)")
     con.execute("insert into papers values (1)")
     con.begin()
-    with pytest.raises(duckdb.ConstraintException):
-        with registered(con, "incoming", pl.DataFrame({"paper_id": [1]})):
-            con.execute("insert into papers select * from incoming")
+    with pytest.raises(duckdb.ConstraintException), registered(con, "incoming", pl.DataFrame({"paper_id": [1]})):
+        con.execute("insert into papers select * from incoming")
     con.rollback()
     assert con.execute("select count(*) from papers").fetchone()[0] == 1

@@ -6,7 +6,6 @@ import textwrap
 
 import polars as pl
 import pytest
-
 from corpus import seed_abstracts
 from polars.testing import assert_frame_equal
 
@@ -62,7 +61,9 @@ VARIANTS = {
 @pytest.mark.parametrize("index", [0, 17, 42, 75])
 def test_variant_is_merged_with_its_original(kind, index):
     original = ABSTRACTS[index]
-    result = decisions({"original.txt": original, "variant.txt": VARIANTS[kind](original), "other.txt": ABSTRACTS[index - 1]})
+    result = decisions(
+        {"original.txt": original, "variant.txt": VARIANTS[kind](original), "other.txt": ABSTRACTS[index - 1]}
+    )
     assert result["variant.txt"]["paper_id"] == result["original.txt"]["paper_id"]
     assert result["other.txt"]["paper_id"] != result["original.txt"]["paper_id"]
     kinds = {result["variant.txt"]["match_kind"], result["original.txt"]["match_kind"]}
@@ -111,7 +112,9 @@ def test_paper_ids_do_not_depend_on_file_order_or_names():
     random.Random(1).shuffle(shuffled)
     second = decisions({f"renamed_{i}.txt": t for i, t in shuffled})
     ids_by_text_first = sorted((texts[int(name.split(".")[0])], row["paper_id"]) for name, row in first.items())
-    ids_by_text_second = sorted((texts[int(name.split("_")[1].split(".")[0])], row["paper_id"]) for name, row in second.items())
+    ids_by_text_second = sorted(
+        (texts[int(name.split("_")[1].split(".")[0])], row["paper_id"]) for name, row in second.items()
+    )
     assert ids_by_text_first == ids_by_text_second
 
 
@@ -166,8 +169,9 @@ def test_between_versions_of_the_same_length_the_smaller_normalised_text_is_cano
 def test_no_records_gives_an_empty_typed_frame():
     from paperhouse.dedup import ASSIGNMENT_SCHEMA
 
-    empty = pl.DataFrame(schema={"source_file": pl.String, "record_no": pl.Int32, "file_sha256": pl.String,
-                                 "normalized_text": pl.String})
+    empty = pl.DataFrame(
+        schema={"source_file": pl.String, "record_no": pl.Int32, "file_sha256": pl.String, "normalized_text": pl.String}
+    )
     assert assign_papers(empty).schema == pl.Schema(ASSIGNMENT_SCHEMA)
 
 

@@ -43,14 +43,18 @@ def test_graph_is_connected_from_ingest_to_publish():
     upstream_of_publish = graph.get(AssetKey("published_warehouse")).parent_keys
     assert AssetKey(["marts", "papers"]) in upstream_of_publish
     assert AssetKey(["raw", "source_records"]) in graph.get(AssetKey(["staging", "stg_source_records"])).parent_keys
-    assert AssetKey(["raw", "paper_assignments"]) in graph.get(AssetKey(["staging", "stg_paper_assignments"])).parent_keys
+    assert (
+        AssetKey(["raw", "paper_assignments"]) in graph.get(AssetKey(["staging", "stg_paper_assignments"])).parent_keys
+    )
     ancestors = graph.upstream_key_iterator(AssetKey("published_warehouse"))
     assert AssetKey(["raw", "source_records"]) in set(ancestors)
 
 
 def test_every_raw_table_and_mart_has_a_blocking_great_expectations_check():
     graph = _graph()
-    checked = {key.asset_key.to_user_string() for key in graph.asset_check_keys if key.name.startswith("great_expectations_")}
+    checked = {
+        key.asset_key.to_user_string() for key in graph.asset_check_keys if key.name.startswith("great_expectations_")
+    }
     tables = {key.to_user_string() for key in graph.get_all_asset_keys() if key.path[0] in {"raw", "marts"}}
     assert tables == checked
     for key in graph.asset_check_keys:
@@ -80,7 +84,10 @@ def test_dagster_validates_the_workspace_without_deprecation_warnings():
     """The only warning allowed is Dagster's notice that the command itself is superseded by `dg`."""
     out = subprocess.run(
         [venv_executable("dagster"), "definitions", "validate", "-w", str(WORKSPACE_FILE)],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert out.returncode == 0 and "All code locations passed validation" in out.stdout + out.stderr
     warnings = re.findall(r"(\w*Warning): (.*)", out.stdout + out.stderr)

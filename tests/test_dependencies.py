@@ -40,7 +40,11 @@ def test_every_directly_imported_package_is_declared():
     # src/paperhouse's evaluation and benchmark modules import their baselines lazily, from dev.
     missing = {
         module: names
-        for folder, allowed in ((ROOT / "orchestration", runtime), (ROOT / "src", everything), (ROOT / "tests", everything))
+        for folder, allowed in (
+            (ROOT / "orchestration", runtime),
+            (ROOT / "src", everything),
+            (ROOT / "tests", everything),
+        )
         for module, names in _distributions(_imported_modules(folder)).items()
         if not names & allowed
     }

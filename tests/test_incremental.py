@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import polars as pl
 import pytest
-
 from corpus import SEEDS, seed_abstracts
+
 from paperhouse import parse_cache
 from paperhouse.ingest import AcceptanceRules
 from paperhouse.parse_cache import read_records
@@ -52,7 +52,9 @@ def test_unchanged_files_are_hashed_not_parsed_and_give_the_same_records(folder,
 
     parsed = []
     real_decode = ingest_module.decode_content
-    monkeypatch.setattr(ingest_module, "decode_content", lambda data, digest: parsed.append(digest) or real_decode(data, digest))
+    monkeypatch.setattr(
+        ingest_module, "decode_content", lambda data, digest: parsed.append(digest) or real_decode(data, digest)
+    )
     second = ingest(database=database, folder=folder)
     assert parsed == []  # nothing parsed again
     assert set(statuses(second).values()) == {"reused"}
@@ -97,7 +99,9 @@ def test_one_content_in_two_new_files_is_parsed_once(tmp_path, monkeypatch):
         (folder / name).write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[0]}\n")
     parsed = []
     real_decode = ingest_module.decode_content
-    monkeypatch.setattr(ingest_module, "decode_content", lambda data, digest: parsed.append(digest) or real_decode(data, digest))
+    monkeypatch.setattr(
+        ingest_module, "decode_content", lambda data, digest: parsed.append(digest) or real_decode(data, digest)
+    )
     intake = ingest(database=tmp_path / "build.duckdb", folder=folder)
     assert len(parsed) == 1 and intake.records.height == 2
 
@@ -126,8 +130,10 @@ def test_a_failed_ingest_leaves_cache_and_records_as_they_were(folder, tmp_path,
     database = tmp_path / "build.duckdb"
     ingest(database=database, folder=folder)
     with connect(database, read_only=True) as con:
-        before = {t: con.execute(f"select * from raw.{t} order by all").fetchall()
-                  for t in ("parsed_files", "parsed_records", "seed_files", "source_records")}
+        before = {
+            t: con.execute(f"select * from raw.{t} order by all").fetchall()
+            for t in ("parsed_files", "parsed_records", "seed_files", "source_records")
+        }
     (folder / "new.txt").write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[2]} Revised.\n")
     sorted(folder.glob("0*.txt"))[0].unlink()
 
@@ -161,7 +167,9 @@ def test_more_new_records_than_one_append_are_kept_whole(tmp_path):
     folder = tmp_path / "seeds"
     folder.mkdir()
     paragraphs = parse_cache.APPEND_ROWS + 1_000
-    (folder / "many.txt").write_text("Workshop 2026 Papers\n\n" + "\n\n".join(f"note {i}" for i in range(paragraphs)) + "\n")
+    (folder / "many.txt").write_text(
+        "Workshop 2026 Papers\n\n" + "\n\n".join(f"note {i}" for i in range(paragraphs)) + "\n"
+    )
     intake = ingest(folder=folder, database=tmp_path / "build.duckdb")
     assert intake.records.height == paragraphs
     assert intake.records["record_no"].to_list() == list(range(1, paragraphs + 1))
@@ -182,8 +190,9 @@ def test_a_first_build_and_a_full_refresh_write_each_text_once(tmp_path):
 
     def blocks() -> tuple[int, int]:
         with connect(database, read_only=True) as con:
-            return con.execute("select used_blocks, free_blocks from pragma_database_size()"
-                               " where database_name = current_database()").fetchone()
+            return con.execute(
+                "select used_blocks, free_blocks from pragma_database_size() where database_name = current_database()"
+            ).fetchone()
 
     first = ingest(folder, database)
     used, free = blocks()
@@ -205,7 +214,9 @@ def test_a_paragraph_as_written_is_kept_only_where_cleaning_changed_it(tmp_path)
     assert records["raw_text"].to_list() == [ABSTRACTS[0], ABSTRACTS[1].replace(" ", "\n", 3), f"{ABSTRACTS[2]}  "]
     assert records["text"].to_list() == ABSTRACTS[:3]
     with connect(database, read_only=True) as con:
-        stored = [raw for (raw,) in con.execute("select raw_text from raw.parsed_records order by record_no").fetchall()]
+        stored = [
+            raw for (raw,) in con.execute("select raw_text from raw.parsed_records order by record_no").fetchall()
+        ]
     assert stored == [None, ABSTRACTS[1].replace(" ", "\n", 3), f"{ABSTRACTS[2]}  "]
 
 
@@ -219,9 +230,11 @@ def test_the_cache_stores_its_texts_as_prose_whatever_their_first_rows_look_like
     database = tmp_path / "build.duckdb"
     assert ingest(folder, database).records.height == 3_000
     with connect(database, read_only=True) as con:
-        stored = dict(con.execute(
-            "select column_name, string_agg(distinct compression order by compression)"
-            " from pragma_storage_info('raw.parsed_records') where column_name in ('text', 'normalized_text', 'excerpt')"
-            " and segment_type = 'VARCHAR' group by column_name"
-        ).fetchall())
+        stored = dict(
+            con.execute(
+                "select column_name, string_agg(distinct compression order by compression)"
+                " from pragma_storage_info('raw.parsed_records') where column_name in ('text', 'normalized_text', 'excerpt')"
+                " and segment_type = 'VARCHAR' group by column_name"
+            ).fetchall()
+        )
     assert stored == {"text": "FSST", "normalized_text": "FSST", "excerpt": "FSST"}

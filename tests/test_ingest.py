@@ -5,9 +5,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from corpus import SEEDS, awkward_texts
 
 import paperhouse.ingest as ingest_module
-from corpus import SEEDS, awkward_texts
 from paperhouse.ingest import AcceptanceRules, DecodedContent, parse_contents, parse_header
 from paperhouse.normalize import clean_text
 from paperhouse.parse_cache import read_records
@@ -115,9 +115,13 @@ def test_batches_parsed_side_by_side_are_kept_in_folder_order_whatever_finishes_
     monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 1)  # one content per batch
     parse = ingest_module._parse_batch
     delays = iter([0.3, 0.0, 0.2, 0.0, 0.1, 0.0])  # the earlier of two batches parsed at once finishes last
-    monkeypatch.setattr(ingest_module, "_parse_batch", lambda batch, rules, wait=delays: time.sleep(next(wait)) or parse(batch, rules))
+    monkeypatch.setattr(
+        ingest_module, "_parse_batch", lambda batch, rules, wait=delays: time.sleep(next(wait)) or parse(batch, rules)
+    )
     kept: list[str] = []
-    folder = ingest_module.read_folder(tmp_path, lambda parsed: kept.extend(parsed["file_sha256"].unique(maintain_order=True)))
+    folder = ingest_module.read_folder(
+        tmp_path, lambda parsed: kept.extend(parsed["file_sha256"].unique(maintain_order=True))
+    )
     assert kept == folder.files["file_sha256"].unique(maintain_order=True).to_list() and len(kept) == 6
 
 

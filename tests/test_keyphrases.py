@@ -4,8 +4,8 @@ abstract, by as much as the list's papers share their phrases."""
 import polars as pl
 import pytest
 
-from paperhouse.normalize import clean_text
 from paperhouse import term_weights
+from paperhouse.normalize import clean_text
 from paperhouse.terms import index_terms, phrase_recurrence, verb_lemmas, verb_uses
 
 
@@ -15,9 +15,19 @@ def papers(texts: list[str]) -> pl.DataFrame:
     )
 
 
-FIELD_PHRASES = ["graph neural network", "message passing", "node classification", "contrastive learning",
-                 "diffusion model", "policy gradient", "knowledge distillation", "label noise"]
-ODD_WORDS = "quaint lantern mosaic velvet harbour clockwork amber tundra gearbox silent copper orchard hollow marble".split()
+FIELD_PHRASES = [
+    "graph neural network",
+    "message passing",
+    "node classification",
+    "contrastive learning",
+    "diffusion model",
+    "policy gradient",
+    "knowledge distillation",
+    "label noise",
+]
+ODD_WORDS = (
+    ["quaint", "lantern", "mosaic", "velvet", "harbour", "clockwork", "amber", "tundra", "gearbox", "silent", "copper", "orchard", "hollow", "marble"]
+)
 
 
 def field_list(n_papers: int = 40) -> pl.DataFrame:
@@ -54,26 +64,44 @@ def test_in_a_list_that_shares_its_phrases_the_field_concepts_rank_first(monkeyp
 
 
 def test_verbs_are_read_off_the_corpus_and_break_phrases():
-    uses = ["We tackle the problem.", "To tackle a task, ...", "They tackle this.", "Methods tackle graphs quickly.",
-            "We tackle our goal.", "It tackles the rest."]
-    nouns = ["Graph learning helps.", "A graph of words.", "The graph grows.", "Each graph is small.",
-             "Our graph stays.", "One graph more."]
+    uses = [
+        "We tackle the problem.",
+        "To tackle a task, ...",
+        "They tackle this.",
+        "Methods tackle graphs quickly.",
+        "We tackle our goal.",
+        "It tackles the rest.",
+    ]
+    nouns = [
+        "Graph learning helps.",
+        "A graph of words.",
+        "The graph grows.",
+        "Each graph is small.",
+        "Our graph stays.",
+        "One graph more.",
+    ]
     tokens = pl.Series(" ".join(uses + nouns).lower().replace(".", " .").replace(",", " ,").split())
     verbs = verb_lemmas(verb_uses(pl.DataFrame({"paper_idx": 0, "token": tokens}))).to_list()
     assert "tackle" in verbs  # 6 uses, 5 right after a subject or "to", or before an article
     assert "graph" not in verbs and "learning" not in verbs
     # A verb found so ends a phrase wherever it stands: its object is the term, not "verb + object".
-    corpus = papers([f"Prior methods tackle {noun} badly, as we tackle the {noun}. Then we tackle it." for noun in
-                     ("graph coloring", "protein folding", "motion planning", "image denoising", "speech coding")])
+    corpus = papers(
+        [
+            f"Prior methods tackle {noun} badly, as we tackle the {noun}. Then we tackle it."
+            for noun in ("graph coloring", "protein folding", "motion planning", "image denoising", "speech coding")
+        ]
+    )
     found = set(index_terms(corpus).paper_terms["term"])
     assert "graph coloring" in found and not any(term.startswith("tackle") for term in found)
 
 
 def test_a_phrase_ends_in_its_noun_not_in_a_participle():
-    corpus = papers([
-        "Aliasing effects associated with undersampling degrade the imagery collected by telescopes.",
-        "The training speed improves while aliasing effects stay small.",
-    ])
+    corpus = papers(
+        [
+            "Aliasing effects associated with undersampling degrade the imagery collected by telescopes.",
+            "The training speed improves while aliasing effects stay small.",
+        ]
+    )
     found = set(index_terms(corpus).terms["term"])
     assert {"aliasing effect", "training speed"} <= found  # -eed is a noun's ending
     assert not {"aliasing effect associated", "imagery collected"} & found

@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-
 from corpus import SEEDS
+
 from paperhouse import locking
 from paperhouse.settings import resolve_paths
 
@@ -47,7 +47,9 @@ def test_a_second_paperhouse_run_is_refused_at_once_and_says_who_holds_the_lock(
         started = time.monotonic()
         result = subprocess.run(
             [sys.executable, "-m", "paperhouse.cli", "run", "--seeds", str(SEEDS), "--warehouse", str(paths.warehouse)],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         elapsed = time.monotonic() - started
     assert result.returncode == 75
@@ -76,9 +78,13 @@ def test_the_lock_dies_with_its_process_and_tells_the_next_holder(tmp_path):
 
 def test_the_lock_is_reentrant_within_a_process_and_exclusive_across_processes(tmp_path):
     lock = tmp_path / "run.lock"
-    probe = [sys.executable, "-c",
-             "import sys; from pathlib import Path; from paperhouse import locking;"
-             "locking.acquire(Path(sys.argv[1]), timeout=0)", str(lock)]
+    probe = [
+        sys.executable,
+        "-c",
+        "import sys; from pathlib import Path; from paperhouse import locking;"
+        "locking.acquire(Path(sys.argv[1]), timeout=0)",
+        str(lock),
+    ]
     outer = locking.acquire(lock)
     inner = locking.acquire(lock, run_id="abc")
     assert inner is outer and outer.record["run_id"] == "abc"
@@ -123,10 +129,19 @@ def test_dagster_runs_take_the_same_lock(tmp_path):
 
     def ingest_only(timeout: float, full_refresh: bool = False):
         config = run_config(full_refresh=full_refresh)
-        config["resources"] = {"warehouse": {"config": {
-            "seeds_dir": str(paths.seeds_dir), "warehouse": str(paths.warehouse), "lock_timeout_seconds": timeout}}}
+        config["resources"] = {
+            "warehouse": {
+                "config": {
+                    "seeds_dir": str(paths.seeds_dir),
+                    "warehouse": str(paths.warehouse),
+                    "lock_timeout_seconds": timeout,
+                }
+            }
+        }
         return job.execute_in_process(
-            run_config=config, instance=DagsterInstance.ephemeral(), raise_on_error=False,
+            run_config=config,
+            instance=DagsterInstance.ephemeral(),
+            raise_on_error=False,
             asset_selection=[AssetKey(["raw", "source_records"])],
         )
 
@@ -134,8 +149,11 @@ def test_dagster_runs_take_the_same_lock(tmp_path):
     try:
         refused = ingest_only(timeout=0.5)
         assert not refused.success
-        errors = " ".join(_messages(e.event_specific_data.error) for e in refused.all_events
-                          if e.is_failure and getattr(e.event_specific_data, "error", None))
+        errors = " ".join(
+            _messages(e.event_specific_data.error)
+            for e in refused.all_events
+            if e.is_failure and getattr(e.event_specific_data, "error", None)
+        )
         assert "another run is already building this warehouse" in errors and "test holder" in errors
         threading.Thread(target=let_go, args=(child, 2.0)).start()
         waited = ingest_only(timeout=120)  # waits until the holder lets go
@@ -150,5 +168,9 @@ def test_dagster_runs_take_the_same_lock(tmp_path):
         return {k: materialization.metadata[k].value for k in ("files_parsed", "files_reused", "full_refresh")}
 
     assert files(ingest_only(timeout=0)) == {"files_parsed": 0, "files_reused": 4, "full_refresh": False}
-    assert files(ingest_only(timeout=0, full_refresh=True)) == {"files_parsed": 4, "files_reused": 0, "full_refresh": True}
+    assert files(ingest_only(timeout=0, full_refresh=True)) == {
+        "files_parsed": 4,
+        "files_reused": 0,
+        "full_refresh": True,
+    }
     assert locking.held_lease(paths.run_lock) is None  # every run let go of it

@@ -11,16 +11,17 @@ import yaml
 from paperhouse.warehouse import MEMORY_LIMIT, connect
 
 # Each measurement runs in a fresh process, whose resident memory is its own.
-_RSS = '''
+_RSS = """
 def rss_gb():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 1e9
-'''
+"""
 
 
 def _measure(script: str, *args: str, env: dict | None = None) -> list[str]:
     """The words a script printed last, run with ``rss_gb()`` defined (DuckDB may print a progress bar before)."""
-    result = subprocess.run([sys.executable, "-c", _RSS + script, *args], capture_output=True, text=True, check=True,
-                            env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", _RSS + script, *args], capture_output=True, text=True, check=True, env=env
+    )
     return result.stdout.splitlines()[-1].split()
 
 
@@ -68,7 +69,9 @@ def test_readers_of_one_warehouse_spill_at_once_each_into_its_own_directory(tmp_
     with connect(warehouse) as con:
         con.execute("create table t as select i, md5(i::varchar) || repeat('x', 40) as s from range(2000000) t(i)")
     readers = [
-        subprocess.Popen([sys.executable, "-c", _SORT_PAST_THE_LIMIT, str(warehouse)], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _SORT_PAST_THE_LIMIT, str(warehouse)], stdout=subprocess.PIPE, text=True
+        )
         for _ in range(3)
     ]
     printed = [reader.communicate()[0] for reader in readers]

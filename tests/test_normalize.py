@@ -4,12 +4,22 @@ import unicodedata
 
 import polars as pl
 import pytest
+from corpus import awkward_texts, seed_abstracts
 from polars.testing import assert_series_equal
 
-from corpus import awkward_texts, seed_abstracts
 from paperhouse.normalize import (
-    CONTROL_CHARACTERS, ENTITY_CANDIDATE, NFKC_STABLE, _nfkc, clean_text, decode_entities, joined_words, normalized_text,
-    only_where, strip_controls, strip_tags, words,
+    CONTROL_CHARACTERS,
+    ENTITY_CANDIDATE,
+    NFKC_STABLE,
+    _nfkc,
+    clean_text,
+    decode_entities,
+    joined_words,
+    normalized_text,
+    only_where,
+    strip_controls,
+    strip_tags,
+    words,
 )
 
 BASE = "We propose test-time correction of reasoning, a lightweight method - it works."
@@ -91,7 +101,7 @@ def test_characters_taken_as_nfkc_stable_are():
 
 SCRAPED = [
     "&quot;a&quot; &amp; &#39;b&#x27; &lt;i&gt;c&lt;/i&gt; &nbsp;d &amp;quot;e&amp;quot; &amp;amp;lt;f &copy &notin; &#0;",
-    "<p>One</p><p>two<br/>three<BR>four</p> H<sub>2</sub>O x<sup>n</sup> <i class=\"x\">i</i> <jats:p>j</jats:p>",
+    '<p>One</p><p>two<br/>three<BR>four</p> H<sub>2</sub>O x<sup>n</sup> <i class="x">i</i> <jats:p>j</jats:p>',
     "<mml:math><mml:mi>x</mml:mi></mml:math> <!-- a comment --> <a href='u'>link</a> <img src=\"f.png\" />",
     "n<k and m>1, 0<t<1, a < b > c, <b and c>, x<y, i<3, <foo>, R&D, Q&A, AT&T, &foo; & amp;",
     "ctl\x00nul\x01\x02\x08\x0e\x1b\x7f\x80\x84\x86\x9f sep\x1cA\x1dB\x1eC\x1fD ws\t\x0b\x0c\r\n\x85end",
@@ -124,7 +134,7 @@ def test_entities_decode_as_html_unescape_does_until_nothing_changes():
     texts = SCRAPED + ["&amp;amp;quot;x&amp;amp;quot;", "&lt;", "no entity", "&"]
     decoded = pl.DataFrame({"t": texts}).select(decode_entities(pl.col("t")))["t"].to_list()
     assert decoded == [plain(text) for text in texts]
-    assert decoded[0].startswith("\"a\" & 'b' <i>c</i> \u00a0d \"e\" <f © ∉ \ufffd")
+    assert decoded[0].startswith('"a" & \'b\' <i>c</i> \u00a0d "e" <f © ∉ \ufffd')
 
 
 def test_stray_controls_go_separators_become_spaces_and_whitespace_stays():

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from corpus import SEEDS, seed_abstracts
 
 ABSTRACTS = seed_abstracts()
@@ -69,7 +68,13 @@ def test_contract_columns_exist(bundled_run):
         "paper_topics": {"paper_id", "topic_id", "weight", "is_primary"},
     }
     for table, columns in required.items():
-        found = {c for (c,) in query(warehouse, f"select column_name from information_schema.columns where table_schema = 'marts' and table_name = '{table}'")}
+        found = {
+            c
+            for (c,) in query(
+                warehouse,
+                f"select column_name from information_schema.columns where table_schema = 'marts' and table_name = '{table}'",
+            )
+        }
         assert columns <= found, (table, columns - found)
     assert query(warehouse, "select count(*) from marts.paper_terms where rank = 1") == [(76,)]
     assert query(warehouse, "select count(*), count(distinct paper_id) from marts.similar_papers") == [(380, 76)]
@@ -78,7 +83,10 @@ def test_contract_columns_exist(bundled_run):
 
 def test_marts_show_names_acronyms_and_readable_topics(bundled_run):
     _, warehouse = bundled_run
-    lorsa = query(warehouse, "select method_name, display_name from marts.papers where abstract like 'We propose Low-Rank Sparse Attention%'")
+    lorsa = query(
+        warehouse,
+        "select method_name, display_name from marts.papers where abstract like 'We propose Low-Rank Sparse Attention%'",
+    )
     assert lorsa == [("Lorsa", "Lorsa: Low-Rank Sparse Attention")]
     # The acronym and its expansion are one term.
     assert ("SAE", "sparse autoencoder") in query(warehouse, "select alias, term from marts.term_aliases")
@@ -90,7 +98,8 @@ def test_marts_show_names_acronyms_and_readable_topics(bundled_run):
     unnamed = query(warehouse, "select paper_id, display_name from marts.papers where method_name is null")
     subject = {}
     for paper_id, term, occurrences, rank in query(
-        warehouse, "select paper_id, term, occurrences, rank from marts.paper_terms where rank <= 5 order by paper_id, rank"
+        warehouse,
+        "select paper_id, term, occurrences, rank from marts.paper_terms where rank <= 5 order by paper_id, rank",
     ):
         score = (occurrences * len(term.split(" ")) ** 0.5, -rank)
         if paper_id not in subject or score > subject[paper_id][0]:
@@ -115,14 +124,21 @@ def test_query_answers_in_every_format_and_cannot_write(bundled_run):
     assert json.loads(as_json.stdout) == [{"venue": "ICLR", "year": 2026, "papers": 76}]
     as_csv = paperhouse("query", sql, "--warehouse", str(warehouse), "--format", "csv")
     assert as_csv.stdout.splitlines() == ["venue,year,papers", "ICLR,2026,76"]
-    for statement in ("drop table marts.papers", "insert into marts.topics (topic_id, label, n_papers) values (99, 'x', 0)"):
+    for statement in (
+        "drop table marts.papers",
+        "insert into marts.topics (topic_id, label, n_papers) values (99, 'x', 0)",
+    ):
         refused = paperhouse("query", statement, "--warehouse", str(warehouse))
         assert refused.returncode != 0 and "read-only" in refused.stderr
     assert query(warehouse, "select count(*) from marts.papers") == [(76,)]
     # Nor can it write (or read) any other file, or change that back.
     outside = warehouse.parent / "exported.csv"
-    for statement in (f"copy marts.papers to '{outside}'", f"attach '{warehouse.parent / 'new.duckdb'}' as other",
-                      "select * from read_csv('/etc/passwd')", "set enable_external_access = true"):
+    for statement in (
+        f"copy marts.papers to '{outside}'",
+        f"attach '{warehouse.parent / 'new.duckdb'}' as other",
+        "select * from read_csv('/etc/passwd')",
+        "set enable_external_access = true",
+    ):
         refused = paperhouse("query", statement, "--warehouse", str(warehouse))
         assert refused.returncode != 0 and refused.stderr.startswith("paperhouse: "), statement
     assert not outside.exists() and not (warehouse.parent / "new.duckdb").exists()
@@ -181,7 +197,7 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     (seeds / "neurips.txt").write_bytes(("NeurIPS 2025 论文列表\n\n" + "\n\n".join(revisions)).encode("gb18030"))
     # Hostile file names with exact copies (one with a stray line); a blob; files that hold no abstract.
     (seeds / "it's; DROP TABLE x.txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[60]}\n\nPage 2\n")
-    (seeds / "new\nline \"quoted\".txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[62]}\n")
+    (seeds / 'new\nline "quoted".txt').write_text(f"Workshop 2024\n\n{ABSTRACTS[62]}\n")
     (seeds / os.fsdecode(b"latin1 caf\xe9.txt")).write_text(f"Workshop 2024\n\n{ABSTRACTS[63]}\n")
     (seeds / "blob.txt").write_text("Scrape 2025\n\n" + "token " * 600_000 + f"\n\n{ABSTRACTS[61]}\n")
     (seeds / "empty.txt").write_bytes(b"")
@@ -190,7 +206,9 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     (seeds / "undecodable.txt").write_bytes(b"abc \x81\x20 def \x8d\x20 ghi")
     # Damage inside otherwise good files costs only the paragraph that holds it (binary data: NULs in a
     # run; a stray control byte is only dropped, see test_bad_input.py).
-    (seeds / "nul.txt").write_text(f"Workshop 2024\n\n{ABSTRACTS[30]}\n\n{ABSTRACTS[31][:40]}\x00\x00{ABSTRACTS[31][40:]}\n")
+    (seeds / "nul.txt").write_text(
+        f"Workshop 2024\n\n{ABSTRACTS[30]}\n\n{ABSTRACTS[31][:40]}\x00\x00{ABSTRACTS[31][40:]}\n"
+    )
     damaged = f"ICLR 2026 论文列表\n\n{ABSTRACTS[33]}\n\n{ABSTRACTS[34]}\n".encode()
     cut = damaged.index(ABSTRACTS[34][:30].encode()) + 10
     (seeds / "damaged.txt").write_bytes(damaged[:cut] + b"\xff" + damaged[cut:])
@@ -223,8 +241,18 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     assert outcome.success, outcome.reason
     assert outcome.checks_failed == []
     assert [w.split(" ")[0] for w in outcome.checks_warned] == ["raw/source_records:no_rejected_records"]
-    whole_files = {"empty.txt", "binary.txt", "header_only.txt", "undecodable.txt",
-                   "loop.txt", "dangling.txt", "folder.txt", "pipe.txt", "secret.txt", "busy.txt"}
+    whole_files = {
+        "empty.txt",
+        "binary.txt",
+        "header_only.txt",
+        "undecodable.txt",
+        "loop.txt",
+        "dangling.txt",
+        "folder.txt",
+        "pipe.txt",
+        "secret.txt",
+        "busy.txt",
+    }
     paragraphs = 76 + 19 + 4 + 2 + 1 + 1 + 2 + 2 + 2
     assert outcome.ingest["files_unread"] == 6
     assert outcome.ingest["paragraphs_read"] == paragraphs
@@ -240,25 +268,54 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     assert rejected["pipe.txt"].startswith("not a file")
     assert rejected["secret.txt"] == "unreadable file: Permission denied"
     assert rejected["busy.txt"].startswith("changed while being read")
-    stray = query(w, "select source_file, record_no, reason from marts.rejected_records where record_no is not null order by 1")
-    assert [(f, n) for f, n, _ in stray] == [("blob.txt", 1), ("damaged.txt", 2), ("it's; DROP TABLE x.txt", 2), ("nul.txt", 2)]
-    assert [r.split(":")[0] for _, _, r in stray] == ["too long for one abstract", "undecodable bytes", "too short for an abstract", "binary data"]
-    assert query(w, "select count(*) from marts.paper_sources where source_file in ('new\nline \"quoted\".txt', 'latin1 caf\\xe9.txt')") == [(2,)]
+    stray = query(
+        w, "select source_file, record_no, reason from marts.rejected_records where record_no is not null order by 1"
+    )
+    assert [(f, n) for f, n, _ in stray] == [
+        ("blob.txt", 1),
+        ("damaged.txt", 2),
+        ("it's; DROP TABLE x.txt", 2),
+        ("nul.txt", 2),
+    ]
+    assert [r.split(":")[0] for _, _, r in stray] == [
+        "too long for one abstract",
+        "undecodable bytes",
+        "too short for an abstract",
+        "binary data",
+    ]
+    assert query(
+        w,
+        "select count(*) from marts.paper_sources where source_file in ('new\nline \"quoted\".txt', 'latin1 caf\\xe9.txt')",
+    ) == [(2,)]
     # Accepted + rejected = paragraphs read, file by file.
-    read = dict(query(w, "select source_file, count(*) from staging.stg_source_records where record_no is not null group by 1"))
-    landed = dict(query(w, """
+    read = dict(
+        query(w, "select source_file, count(*) from staging.stg_source_records where record_no is not null group by 1")
+    )
+    landed = dict(
+        query(
+            w,
+            """
         select source_file, count(*) from (
             select source_file from marts.paper_sources
             union all select source_file from marts.rejected_records where record_no is not null)
-        group by 1"""))
+        group by 1""",
+        )
+    )
     assert read == landed and sum(read.values()) == paragraphs
-    assert query(w, "select distinct encoding from marts.paper_sources where source_file = 'rescraped list.txt'") == [("utf-16",)]
-    assert query(w, "select distinct venue, year from marts.paper_sources where source_file = 'neurips.txt'") == [("NeurIPS", 2025)]
+    assert query(w, "select distinct encoding from marts.paper_sources where source_file = 'rescraped list.txt'") == [
+        ("utf-16",)
+    ]
+    assert query(w, "select distinct venue, year from marts.paper_sources where source_file = 'neurips.txt'") == [
+        ("NeurIPS", 2025)
+    ]
     # Every merged record is explained beside its paper's canonical record.
-    groups = query(w, """
+    groups = query(
+        w,
+        """
         select g.match_kind, count(*), bool_and(g.canonical_source_file = p.canonical_source_file),
                bool_and(g.similarity between 0 and 1)
-        from marts.duplicate_groups g join marts.papers p using (paper_id) group by 1 order by 1""")
+        from marts.duplicate_groups g join marts.papers p using (paper_id) group by 1 order by 1""",
+    )
     assert groups == [("exact", 25, True, True), ("near", 3, True, True)]
 
 
@@ -325,8 +382,11 @@ def test_dedup_and_analysis_compute_with_the_build_database_closed(tmp_path, mon
     opens_elsewhere = []
 
     def probe() -> None:
-        opener = subprocess.run([sys.executable, "-c", f"import duckdb; duckdb.connect({str(build)!r}).close()"],
-                                capture_output=True, text=True)
+        opener = subprocess.run(
+            [sys.executable, "-c", f"import duckdb; duckdb.connect({str(build)!r}).close()"],
+            capture_output=True,
+            text=True,
+        )
         opens_elsewhere.append(opener.returncode == 0 or opener.stderr[-300:])
 
     real_assign = dedup_asset.assign_papers

@@ -11,6 +11,7 @@ def _writer(files: dict[str, str]):
     def write(folder: Path) -> None:
         for name, text in files.items():
             (folder / name).write_text(text)
+
     return write
 
 

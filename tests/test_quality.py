@@ -57,7 +57,10 @@ def test_ranges_of_integer_columns_are_checked_on_the_numbers_gx_vectorises(con)
     con.execute("insert into raw.paper_terms values ('p_1', 'graph', 2, 0.5, 1), ('p_1', 'sae', null, 0.4, 0)")
     frame = _pandas_frame(con, "select occurrences, weight, rank, rank::float as ratio from raw.paper_terms")
     assert {column: str(dtype) for column, dtype in frame.dtypes.items()} == {
-        "occurrences": "float64", "weight": "float64", "rank": "int64", "ratio": "float64"
+        "occurrences": "float64",
+        "weight": "float64",
+        "rank": "int64",
+        "ratio": "float64",
     }
     result = validate_suite(con, SUITES_BY_NAME["raw.paper_terms"])
     failures = {o.column: o for o in result.failures}
@@ -66,7 +69,11 @@ def test_ranges_of_integer_columns_are_checked_on_the_numbers_gx_vectorises(con)
 
 def _outcomes(result) -> dict:
     return {
-        (o.expectation, str(o.column)): (o.success, o.observed["unexpected_count"], sorted(map(str, o.observed.get("examples", []))))
+        (o.expectation, str(o.column)): (
+            o.success,
+            o.observed["unexpected_count"],
+            sorted(map(str, o.observed.get("examples", []))),
+        )
         for o in result.outcomes
         if isinstance(o.observed, dict) and "unexpected_count" in o.observed
     }
@@ -77,7 +84,12 @@ def test_a_table_validated_in_parts_gives_the_outcomes_of_the_whole(con, monkeyp
         "create table raw.paper_terms (paper_id varchar, term varchar, occurrences integer, weight double, rank integer)"
     )
     rows = [(f"p_{paper}", f"term {rank}", 1, 0.5, rank) for paper in range(12) for rank in range(1, 4)]
-    rows += [("p_3", "term 1", 2, 0.25, 4), ("p_7", None, 1, 0.5, 4), ("p_9", "term 9", 1, 1.5, 4), (None, "x", 1, 0.5, 1)]
+    rows += [
+        ("p_3", "term 1", 2, 0.25, 4),
+        ("p_7", None, 1, 0.5, 4),
+        ("p_9", "term 9", 1, 1.5, 4),
+        (None, "x", 1, 0.5, 1),
+    ]
     con.executemany("insert into raw.paper_terms values (?, ?, ?, ?, ?)", rows)
     whole = validate_suite(con, SUITES_BY_NAME["raw.paper_terms"])
 
@@ -128,8 +140,10 @@ def test_mart_schemas_come_from_the_dbt_contracts():
     assert schemas["marts.papers"]["paper_id"] == "VARCHAR NOT NULL"  # a not_null constraint
     assert schemas["marts.papers"]["method_name"] == "VARCHAR"
     assert schemas["marts.paper_topics"]["is_primary"] == "BOOLEAN NOT NULL"
-    assert {f"marts.{t}" for t in ("papers", "paper_sources", "rejected_records", "terms", "paper_terms",
-                                   "topics", "paper_topics")} <= set(schemas)
+    assert {
+        f"marts.{t}"
+        for t in ("papers", "paper_sources", "rejected_records", "terms", "paper_terms", "topics", "paper_topics")
+    } <= set(schemas)
 
 
 def test_every_mart_suite_knows_its_contract_whichever_yaml_file_holds_it():

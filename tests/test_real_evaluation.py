@@ -5,6 +5,7 @@ import polars as pl
 
 from paperhouse import real_data
 from paperhouse.real_evaluation import (
+    document_ngrams,
     keyphrase_scores,
     near_copies,
     present_keywords,
@@ -12,8 +13,8 @@ from paperhouse.real_evaluation import (
     stem_key,
     topic_npmi,
     topics_grow,
-    document_ngrams,
 )
+
 
 def test_phrases_match_porter_stemmed_as_a_whole():
     assert stem_key("Generative Adversarial Networks") == stem_key("generative adversarial network")
@@ -32,10 +33,12 @@ def test_keyphrase_scores_count_each_gold_phrase_once_and_skip_papers_without_go
 
 
 def test_present_keywords_are_those_written_in_the_abstract():
-    labels = pl.DataFrame({
-        "text": ["We train graph neural networks with message passing."],
-        "keywords": [["Graph Neural Network", "message-passing", "transformers", "neural"]],
-    })
+    labels = pl.DataFrame(
+        {
+            "text": ["We train graph neural networks with message passing."],
+            "keywords": [["Graph Neural Network", "message-passing", "transformers", "neural"]],
+        }
+    )
     assert present_keywords(labels) == [["Graph Neural Network", "message-passing", "neural"]]
 
 

@@ -1,16 +1,16 @@
 """The paper-id registry: a paper keeps the id it was first given, whatever happens to the folder."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import polars as pl
-
 from corpus import seed_abstracts
+
 from paperhouse import registry
 from paperhouse.dedup import assign_papers, paper_id_for, text_hash
 from paperhouse.ingest import AcceptanceRules, judge_records
 from paperhouse.warehouse import connect
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 ABSTRACTS = seed_abstracts()
 
 
@@ -21,13 +21,15 @@ def groups_frame(groups: list[list[str]]) -> pl.DataFrame:
     for texts in groups:
         for position, text in enumerate(texts):
             record_no += 1
-            rows.append({
-                "source_file": "list.txt",
-                "record_no": record_no,
-                "paper_id": paper_id_for(texts[0]),
-                "match_kind": "canonical" if position == 0 else "near",
-                "text_hash": text_hash(text),
-            })
+            rows.append(
+                {
+                    "source_file": "list.txt",
+                    "record_no": record_no,
+                    "paper_id": paper_id_for(texts[0]),
+                    "match_kind": "canonical" if position == 0 else "near",
+                    "text_hash": text_hash(text),
+                }
+            )
     return pl.DataFrame(rows)
 
 
@@ -142,8 +144,13 @@ def test_a_contested_id_without_its_origin_is_resolved_deterministically():
 def test_a_minted_id_never_reuses_an_id_of_another_text():
     taken = paper_id_for("newcomer")
     table = pl.DataFrame(
-        {"text_hash": [text_hash("someone else")], "paper_id": [taken], "generation": [1],
-         "first_run_id": ["r"], "first_seen_at": [datetime(2026, 1, 1)]},
+        {
+            "text_hash": [text_hash("someone else")],
+            "paper_id": [taken],
+            "generation": [1],
+            "first_run_id": ["r"],
+            "first_seen_at": [datetime(2026, 1, 1)],
+        },
         schema=registry.REGISTRY_SCHEMA,
     )
     resolution = registry.resolve(groups_frame([["newcomer"]]), table, "run-2", NOW)

@@ -33,8 +33,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-
 from corpus import REPO, SEEDS, seed_abstracts
+
 from paperhouse.parse_cache import read_records
 
 ABSTRACTS = seed_abstracts()
@@ -112,8 +112,18 @@ json.dump(tally, open(out, "w"))
 def start_readers(root: Path, warehouse: Path) -> tuple[Path, dict[str, subprocess.Popen]]:
     stop = root / "readers.stop"
     return stop, {
-        mode: subprocess.Popen([sys.executable, "-c", READER, mode, str(warehouse), str(stop),
-                                str(root / f"reader-{mode}.json"), CONSISTENCY_SQL])
+        mode: subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                READER,
+                mode,
+                str(warehouse),
+                str(stop),
+                str(root / f"reader-{mode}.json"),
+                CONSISTENCY_SQL,
+            ]
+        )
         for mode in ("fresh", "held")
     }
 
@@ -129,9 +139,13 @@ def mart_fingerprint(warehouse: Path) -> dict[str, tuple[int, str]]:
     """Rows and a content hash of every mart (rows in a canonical order: the same rows, the same hash),
     but the check history, which gains every run's checks by design."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        tables = [t for (t,) in con.execute(
-            "select table_name from duckdb_tables() where schema_name = 'marts' and table_name <> 'quality_runs'"
-            " order by 1").fetchall()]
+        tables = [
+            t
+            for (t,) in con.execute(
+                "select table_name from duckdb_tables() where schema_name = 'marts' and table_name <> 'quality_runs'"
+                " order by 1"
+            ).fetchall()
+        ]
         fingerprint = {}
         for table in tables:
             rows = con.execute(f'select * from marts."{table}" order by all').fetchall()
@@ -164,7 +178,10 @@ class Campaign:
         env = {**self.env, "PAPERHOUSE_FAILPOINTS": failpoints} if failpoints else self.env
         out = open(self.root / f"{name}.out", "w")
         process = subprocess.Popen(
-            [sys.executable, "-m", "paperhouse.cli", *args], env=env, stdout=out, stderr=subprocess.STDOUT,
+            [sys.executable, "-m", "paperhouse.cli", *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: the fixture can clean up orphans at the end
         )
         process.name, process.out, process.started = name, out, time.monotonic()
@@ -185,9 +202,14 @@ class Campaign:
         entries = []
         for process in processes:
             process.out.close()
-            entries.append({"name": process.name, "returncode": process.returncode,
-                            "seconds": round(ended[process.pid] - process.started, 1),
-                            "output": (self.root / f"{process.name}.out").read_text()})
+            entries.append(
+                {
+                    "name": process.name,
+                    "returncode": process.returncode,
+                    "seconds": round(ended[process.pid] - process.started, 1),
+                    "output": (self.root / f"{process.name}.out").read_text(),
+                }
+            )
         self.log.extend(entries)
         return entries
 
@@ -195,8 +217,13 @@ class Campaign:
         return self.finish(self.start(name, "run", *args, failpoints=failpoints))[0]
 
     def query(self, sql: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "paperhouse.cli", "query", sql, "--format", "json"],
-                              env=self.env, capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "paperhouse.cli", "query", sql, "--format", "json"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
 
 def _processes() -> list[tuple[int, list[str]]]:
@@ -225,8 +252,12 @@ def campaign(tmp_path_factory) -> Campaign:
     home.mkdir()
     (home / "dagster.yaml").symlink_to(REPO / "dagster.yaml")
     warehouse = root / "out" / "paperhouse.duckdb"
-    env = {**os.environ, "DAGSTER_HOME": str(home), "PAPERHOUSE_SEEDS_DIR": str(seeds),
-           "PAPERHOUSE_WAREHOUSE": str(warehouse)}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "PAPERHOUSE_SEEDS_DIR": str(seeds),
+        "PAPERHOUSE_WAREHOUSE": str(warehouse),
+    }
     env.pop("PAPERHOUSE_FAILPOINTS", None)
     c = Campaign(root=root, seeds=seeds, warehouse=warehouse, env=env)
 
@@ -288,8 +319,9 @@ def campaign(tmp_path_factory) -> Campaign:
         c.observed["v3"] = (mart_fingerprint(warehouse), consistency(warehouse), papers(warehouse))
         with duckdb.connect(str(warehouse), read_only=True) as con:
             c.observed["aliases"] = con.execute("select alias_id, paper_id from marts.paper_id_aliases").fetchall()
-            c.observed["rejected"] = dict(con.execute(
-                "select source_file, reason from marts.rejected_records where record_no is null").fetchall())
+            c.observed["rejected"] = dict(
+                con.execute("select source_file, reason from marts.rejected_records where record_no is null").fetchall()
+            )
             c.observed["seed_files"] = dict(con.execute("select source_file, status from raw.seed_files").fetchall())
         time.sleep(1)  # the reader reads the last version at least once
     finally:
@@ -305,16 +337,28 @@ def campaign(tmp_path_factory) -> Campaign:
         patch.setenv("DAGSTER_HOME", str(home))
         with DagsterInstance.from_config(str(home)) as instance:
             c.observed["dagster_runs"] = [run.status.value for run in instance.get_runs()]
-    (root / "campaign.json").write_text(json.dumps(
-        {"processes": [{k: v for k, v in e.items() if k != "output"} for e in c.log],
-         "readers": {mode: {k: v for k, v in t.items() if k != "versions"} for mode, t in c.observed["readers"].items()},
-         "paperhouse_query_during_runs": {
-             "selects": sum(q.args[4].startswith("select") for q in c.observed.get("queries_during_run", [])),
-             "selects_failed": sum(q.args[4].startswith("select") and q.returncode != 0
-                                   for q in c.observed.get("queries_during_run", [])),
-             "drops_refused": sum(q.args[4].startswith("drop") and q.returncode != 0
-                                  for q in c.observed.get("queries_during_run", []))}},
-        indent=2))
+    (root / "campaign.json").write_text(
+        json.dumps(
+            {
+                "processes": [{k: v for k, v in e.items() if k != "output"} for e in c.log],
+                "readers": {
+                    mode: {k: v for k, v in t.items() if k != "versions"} for mode, t in c.observed["readers"].items()
+                },
+                "paperhouse_query_during_runs": {
+                    "selects": sum(q.args[4].startswith("select") for q in c.observed.get("queries_during_run", [])),
+                    "selects_failed": sum(
+                        q.args[4].startswith("select") and q.returncode != 0
+                        for q in c.observed.get("queries_during_run", [])
+                    ),
+                    "drops_refused": sum(
+                        q.args[4].startswith("drop") and q.returncode != 0
+                        for q in c.observed.get("queries_during_run", [])
+                    ),
+                },
+            },
+            indent=2,
+        )
+    )
     return c
 
 
@@ -434,14 +478,18 @@ def test_publish_killed_mid_copy_or_before_the_swap_leaves_the_warehouse_whole(t
         con.execute("create schema marts; create table marts.papers as select range as paper_id from range(10)")
     with duckdb.connect(str(build)) as con:  # a new version, several MiB so the copy takes several chunks
         con.execute("create schema marts; create table marts.papers as select range as paper_id from range(20)")
-        con.execute("create table marts.blob as select md5(range::varchar) || md5((range + 1)::varchar) as x"
-                    " from range(200000)")
+        con.execute(
+            "create table marts.blob as select md5(range::varchar) || md5((range + 1)::varchar) as x from range(200000)"
+        )
     before = mart_fingerprint(warehouse)
     program = "import sys; from pathlib import Path; from paperhouse.warehouse import publish; publish(Path(sys.argv[1]), Path(sys.argv[2]))"
     staging = warehouse.with_name(f".{warehouse.name}.publishing")
     for point, copied in (("publish.copy_chunk@2", 2 << 20), ("publish.before_replace", None)):
-        result = subprocess.run([sys.executable, "-c", program, str(build), str(warehouse)],
-                                env={**os.environ, "PAPERHOUSE_FAILPOINTS": point}, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", program, str(build), str(warehouse)],
+            env={**os.environ, "PAPERHOUSE_FAILPOINTS": point},
+            timeout=120,
+        )
         assert result.returncode == -signal.SIGKILL, point
         # The half-done work is there, beside the warehouse, never in its place.
         assert staging.stat().st_size == (copied or build.stat().st_size) < 2 * build.stat().st_size
@@ -459,14 +507,22 @@ def test_soak_runs_killed_at_random_moments(tmp_path):
     published warehouse is whole: the version before the change, or the one a clean run gives."""
     import random
 
-    kills, rng = int(os.environ.get("PAPERHOUSE_SOAK", "1")), random.Random(int(os.environ.get("PAPERHOUSE_SOAK_SEED", "0")))
+    kills, rng = (
+        int(os.environ.get("PAPERHOUSE_SOAK", "1")),
+        random.Random(int(os.environ.get("PAPERHOUSE_SOAK_SEED", "0"))),
+    )
     seeds = tmp_path / "seeds"
     shutil.copytree(SEEDS, seeds)
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").symlink_to(REPO / "dagster.yaml")
     warehouse = tmp_path / "out" / "paperhouse.duckdb"
-    env = {**os.environ, "DAGSTER_HOME": str(home), "PAPERHOUSE_SEEDS_DIR": str(seeds), "PAPERHOUSE_WAREHOUSE": str(warehouse)}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "PAPERHOUSE_SEEDS_DIR": str(seeds),
+        "PAPERHOUSE_WAREHOUSE": str(warehouse),
+    }
     c = Campaign(root=tmp_path, seeds=seeds, warehouse=warehouse, env=env)
     stop, readers = start_readers(tmp_path, warehouse)
     after_kills = []

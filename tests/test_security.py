@@ -9,8 +9,17 @@ from corpus import REPO
 
 # Names that may be formatted into SQL: code constants and identifiers read from DuckDB's catalog
 # (column_declarations: names and types from a table's schema in the code).
-SQL_IDENTIFIERS = {"RAW_SCHEMA", "TABLE", "FILES_TABLE", "RECORDS_TABLE", "STAGING_TABLE", "table", "schema", "key_columns",
-                   "column_declarations"}
+SQL_IDENTIFIERS = {
+    "RAW_SCHEMA",
+    "TABLE",
+    "FILES_TABLE",
+    "RECORDS_TABLE",
+    "STAGING_TABLE",
+    "table",
+    "schema",
+    "key_columns",
+    "column_declarations",
+}
 SQL_CONSTANTS = {"ROW_GROUP_ROWS"}  # module constants, never data
 # Escaped by paperhouse.warehouse, where DuckDB takes no parameters (ATTACH, USE, COPY TO).
 ESCAPED = re.compile(r"^sql_(literal|identifier)\(")
@@ -59,9 +68,11 @@ SECRET_PATTERNS = {
 
 def test_no_secrets_in_the_repository():
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True)
-    files = [REPO / name for name in listed.stdout.split("\0") if name] if listed.returncode == 0 else [
-        p for p in REPO.rglob("*") if p.is_file() and ".venv" not in p.parts and ".git" not in p.parts
-    ]
+    files = (
+        [REPO / name for name in listed.stdout.split("\0") if name]
+        if listed.returncode == 0
+        else [p for p in REPO.rglob("*") if p.is_file() and ".venv" not in p.parts and ".git" not in p.parts]
+    )
     assert files
     found = []
     for path in files:
@@ -69,5 +80,7 @@ def test_no_secrets_in_the_repository():
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        found += [f"{path.relative_to(REPO)}: {kind}" for kind, pattern in SECRET_PATTERNS.items() if pattern.search(text)]
+        found += [
+            f"{path.relative_to(REPO)}: {kind}" for kind, pattern in SECRET_PATTERNS.items() if pattern.search(text)
+        ]
     assert found == []

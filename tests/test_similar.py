@@ -4,10 +4,10 @@ size, and what the neighbours are worth on real conference lists."""
 import numpy as np
 import polars as pl
 import pytest
+from corpus import seed_abstracts
 from scipy.sparse import csr_matrix
 from scipy.sparse import random as sparse_random
 
-from corpus import seed_abstracts
 from paperhouse import real_data, similar
 from paperhouse.normalize import clean_text
 from paperhouse.real_evaluation import _keyword_keys, shared_keyword_share, tfidf_neighbours
@@ -44,19 +44,31 @@ def cosine(matrix, i: int, j: int) -> float:
 
 # Five pairs of papers, each pair sharing its subject's phrases, all ten sharing the field's phrases
 # twice as often.
-COMMON = ("We train large language models with deep neural networks and report results on standard "
-          "benchmarks, where our method improves over strong baselines. ")
+COMMON = (
+    "We train large language models with deep neural networks and report results on standard "
+    "benchmarks, where our method improves over strong baselines. "
+)
 SUBJECTS = [
-    ("Sparse autoencoders decompose the activations of large language models into interpretable features.",
-     "We scale sparse autoencoders to find interpretable features in the residual stream."),
-    ("Optimal transport aligns the two distributions with an entropic Sinkhorn solver.",
-     "An entropic Sinkhorn solver computes optimal transport plans between point clouds."),
-    ("Protein structure prediction from amino acid sequences with equivariant message passing.",
-     "Equivariant message passing improves protein structure prediction for long amino acid sequences."),
-    ("Speech recognition with self-supervised audio encoders reduces the word error rate.",
-     "Self-supervised audio encoders lower the word error rate of speech recognition in noisy rooms."),
-    ("Federated learning with differential privacy protects client data during training.",
-     "Differential privacy for federated learning bounds what the server learns about each client."),
+    (
+        "Sparse autoencoders decompose the activations of large language models into interpretable features.",
+        "We scale sparse autoencoders to find interpretable features in the residual stream.",
+    ),
+    (
+        "Optimal transport aligns the two distributions with an entropic Sinkhorn solver.",
+        "An entropic Sinkhorn solver computes optimal transport plans between point clouds.",
+    ),
+    (
+        "Protein structure prediction from amino acid sequences with equivariant message passing.",
+        "Equivariant message passing improves protein structure prediction for long amino acid sequences.",
+    ),
+    (
+        "Speech recognition with self-supervised audio encoders reduces the word error rate.",
+        "Self-supervised audio encoders lower the word error rate of speech recognition in noisy rooms.",
+    ),
+    (
+        "Federated learning with differential privacy protects client data during training.",
+        "Differential privacy for federated learning bounds what the server learns about each client.",
+    ),
 ]
 PAIRED = [COMMON * 2 + text for pair in SUBJECTS for text in pair]
 
@@ -71,11 +83,14 @@ def test_papers_whose_phrases_share_a_rare_word_meet_though_their_phrases_differ
     # On their terms alone (the weight matrix, all LSA could see) c is a's nearest; their words
     # bring b ahead: "autoencoder" is rare, "language" and "model" are everywhere.
     background = [{"language model": 0.9, "graph neural network": 0.44}] * 3 + [
-        {"language model": 0.9, "vision transformer": 0.44}] * 3
-    rows = [{"language model": 0.9, "sparse autoencoder": 0.44},  # a
-            {"language model": 0.9, "top-k autoencoder": 0.44},  # b
-            {"language model": 0.95, "reward model": 0.31},  # c
-            *background]
+        {"language model": 0.9, "vision transformer": 0.44}
+    ] * 3
+    rows = [
+        {"language model": 0.9, "sparse autoencoder": 0.44},  # a
+        {"language model": 0.9, "top-k autoencoder": 0.44},  # b
+        {"language model": 0.95, "reward model": 0.31},  # c
+        *background,
+    ]
     weights = hand_weights(rows)
     assert cosine(weights.matrix, 0, 2) > cosine(weights.matrix, 0, 1)
     best = nearest(similar_papers(weights, k=2))
@@ -83,10 +98,14 @@ def test_papers_whose_phrases_share_a_rare_word_meet_though_their_phrases_differ
 
 
 def test_a_profile_is_its_terms_beside_the_tf_idf_of_their_words_each_half_of_equal_length():
-    weights = hand_weights([{"sparse autoencoder": 0.8, "autoencoder": 0.6},
-                            {"sparse autoencoder": 1.0},
-                            {"language model": 1.0},
-                            {"language model": 0.5}])
+    weights = hand_weights(
+        [
+            {"sparse autoencoder": 0.8, "autoencoder": 0.6},
+            {"sparse autoencoder": 1.0},
+            {"language model": 1.0},
+            {"language model": 0.5},
+        ]
+    )
     profile = profiles(weights)
     words = ["autoencoder", "language", "model", "sparse"]
     assert profile.words.shape == (4, len(words))
@@ -134,7 +153,8 @@ def test_past_the_exact_budget_the_lsa_nearest_are_scored_by_their_profiles(monk
     vectors = similar.lsa_vectors(weights)
     lsa_nearest = similar._neighbours(vectors, np.arange(76), np.arange(76), 5)
     assert set(zip(*(weights.paper_ids.gather(part).to_list() for part in lsa_nearest[:2]), strict=True)) == set(
-        narrowed.select("paper_id", "similar_paper_id").iter_rows())
+        narrowed.select("paper_id", "similar_paper_id").iter_rows()
+    )
     scores = exact.join(narrowed, on=["paper_id", "similar_paper_id"], suffix="_narrowed")
     assert scores.height > 0 and (scores["score"] - scores["score_narrowed"]).abs().max() <= 1e-4
     assert search_recall(weights, narrowed) == 1.0

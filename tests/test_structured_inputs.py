@@ -540,7 +540,10 @@ def test_a_folder_mixing_text_lists_and_exports_builds_in_one_run(tmp_path):
         from marts.topic_trends group by all order by all""",
     )
     assert {(venue, year) for venue, year, *_ in topic_sums} == {
-        ("ICLR", 2021), ("ICLR", 2026), ("NeurIPS", 2022), ("workshop", 2020)
+        ("ICLR", 2021),
+        ("ICLR", 2026),
+        ("NeurIPS", 2022),
+        ("workshop", 2020),
     }
     assert all(total == 1 and papers == list_papers for *_, total, papers, list_papers in topic_sums)
     assert query(w, "select distinct previous_year from marts.topic_trends where venue = 'ICLR' and year = 2026") == [

@@ -9,13 +9,13 @@ import weakref
 import numpy as np
 import polars as pl
 import pytest
+from corpus import seed_abstracts
 from polars.testing import assert_frame_equal
 
-from corpus import seed_abstracts
 from paperhouse import analysis, ngram_counts, similar, term_weights, terms, topics
 from paperhouse import names as names_module
-from paperhouse.analysis import analyse
 from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
+from paperhouse.analysis import analyse
 from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text
 from paperhouse.similar import SIMILAR_SCHEMA, search_recall, similar_papers
@@ -38,13 +38,25 @@ def terms_of(texts: list[str]) -> dict[str, list[str]]:
 def test_singular_is_conservative():
     words = ["networks", "studies", "analyses", "boxes", "loss", "bias", "biases", "data", "llms", "lens"]
     assert [singular(w) for w in words] == [
-        "network", "study", "analysis", "box", "loss", "bias", "bias", "data", "llm", "lens"]
+        "network",
+        "study",
+        "analysis",
+        "box",
+        "loss",
+        "bias",
+        "bias",
+        "data",
+        "llm",
+        "lens",
+    ]
 
 
 def test_schwartz_hearst_finds_acronyms_and_their_long_forms():
     found = find_definitions("We train sparse autoencoders (SAEs) on Large Language Models (LLMs) as in Grant (2025).")
     assert [(d.short_form, d.long_form) for d in found] == [
-        ("SAE", "sparse autoencoders"), ("LLM", "Large Language Models")]
+        ("SAE", "sparse autoencoders"),
+        ("LLM", "Large Language Models"),
+    ]
 
 
 def test_only_texts_the_prefilter_keeps_hold_definitions():
@@ -55,8 +67,14 @@ def test_only_texts_the_prefilter_keeps_hold_definitions():
 
 
 def test_phrases_stop_at_stop_words_punctuation_and_verbs():
-    index = index_terms(papers(["Graph neural networks for molecular property prediction, with sparse autoencoders. "
-                                "We deactivate heads coherently."]))
+    index = index_terms(
+        papers(
+            [
+                "Graph neural networks for molecular property prediction, with sparse autoencoders. "
+                "We deactivate heads coherently."
+            ]
+        )
+    )
     terms = set(index.paper_terms["term"])
     assert {"graph neural network", "molecular property prediction", "sparse autoencoder"} <= terms
     assert not any(w in t.split() for t in terms for w in ("for", "with", "deactivate", "coherently"))
@@ -64,11 +82,15 @@ def test_phrases_stop_at_stop_words_punctuation_and_verbs():
 
 
 def test_acronyms_and_spelling_variants_become_one_term():
-    index = index_terms(papers([
-        "Sparse autoencoders (SAEs) find features. SAEs scale to large models and SAE features are sparse.",
-        "We study SAEs and fine-tuning of language models on reasoning data.",
-        "Finetuning and fine tuning are the same thing as fine-tuning, which helps fine-tuning.",
-    ]))
+    index = index_terms(
+        papers(
+            [
+                "Sparse autoencoders (SAEs) find features. SAEs scale to large models and SAE features are sparse.",
+                "We study SAEs and fine-tuning of language models on reasoning data.",
+                "Finetuning and fine tuning are the same thing as fine-tuning, which helps fine-tuning.",
+            ]
+        )
+    )
     terms = set(index.terms["term"])
     assert "sae" not in terms and "sae feature" not in terms
     assert "sparse autoencoder feature" in terms
@@ -85,8 +107,9 @@ def test_lowercase_words_are_never_taken_for_acronyms(other_acronyms):
     # Keys are looked for a few at a time: 19 keys that sort before "rise" put it in a later batch.
     fruit = "apple banana cherry date elder fig grape hazel iris juniper kiwi lemon mango nutmeg olive pear quince raisin sage"
     defined = " ".join(f"Alpha {word.title()} (A{word[0].upper()})." for word in fruit.split()[:other_acronyms])
-    index = index_terms(papers([f"{defined} We propose Robust Iterative Shift Estimation (RISE).",
-                                "Prices rise when demand grows."]))
+    index = index_terms(
+        papers([f"{defined} We propose Robust Iterative Shift Estimation (RISE).", "Prices rise when demand grows."])
+    )
     assert "rise" in set(index.terms["term"])  # the second paper's verb stays a word
 
 
@@ -96,25 +119,41 @@ def test_a_paper_that_ends_in_a_subject_does_not_cut_the_next_papers_first_phras
 
 
 def test_stock_phrases_are_dropped_and_sub_phrases_rank_below_their_phrase():
-    ranked = terms_of(["In this paper we achieve state-of-the-art results with sparse autoencoders. Sparse autoencoders "
-                       "reveal features; extensive experiments show sparse autoencoders work.",
-                       "Sparse autoencoders and dictionary learning.", "Graph transformers on molecules."])
+    ranked = terms_of(
+        [
+            "In this paper we achieve state-of-the-art results with sparse autoencoders. Sparse autoencoders "
+            "reveal features; extensive experiments show sparse autoencoders work.",
+            "Sparse autoencoders and dictionary learning.",
+            "Graph transformers on molecules.",
+        ]
+    )
     first = ranked["p_000"]
     assert "state-of-the-art" not in first and "extensive experiment" not in first
     assert first.index("sparse autoencoder") < first.index("autoencoder")
 
 
 def test_method_names_are_what_the_paper_introduces():
-    names = extract_method_names(pl.DataFrame({"paper_id": ["a", "b", "c", "d", "e"], "text": [
-        "We propose Low-Rank Sparse Attention (Lorsa), a sparse replacement model.",
-        "We introduce CodeBrain, a two-stage model for EEG.",
-        "We propose a lightweight intervention method that corrects reasoning.",
-        "We propose mutual information (MI) estimators for this setting.",
-        "We evaluate on MMLU, MGSM, and XQuAD benchmarks.",
-    ]}))
+    names = extract_method_names(
+        pl.DataFrame(
+            {
+                "paper_id": ["a", "b", "c", "d", "e"],
+                "text": [
+                    "We propose Low-Rank Sparse Attention (Lorsa), a sparse replacement model.",
+                    "We introduce CodeBrain, a two-stage model for EEG.",
+                    "We propose a lightweight intervention method that corrects reasoning.",
+                    "We propose mutual information (MI) estimators for this setting.",
+                    "We evaluate on MMLU, MGSM, and XQuAD benchmarks.",
+                ],
+            }
+        )
+    )
     assert names.rows() == [
-        ("a", "Lorsa", "Low-Rank Sparse Attention"), ("b", "CodeBrain", None), ("c", None, None), ("d", None, None),
-        ("e", None, None)]
+        ("a", "Lorsa", "Low-Rank Sparse Attention"),
+        ("b", "CodeBrain", None),
+        ("c", None, None),
+        ("d", None, None),
+        ("e", None, None),
+    ]
 
 
 def test_method_names_read_a_batch_at_a_time_equal_those_read_at_once(monkeypatch):
@@ -190,13 +229,18 @@ def test_topics_are_deterministic_and_give_every_paper_a_primary_topic():
 def test_the_table_keeps_each_papers_best_terms_and_the_matrix_its_best_shared_ones():
     index = index_terms(papers(seed_abstracts()), max_terms=5)
     per_paper = index.paper_terms.group_by("paper_id").agg(n=pl.len(), ranks=pl.col("rank").sort())
-    assert per_paper["n"].max() == 5 and all(ranks.to_list() == list(range(1, len(ranks) + 1)) for ranks in per_paper["ranks"])
+    assert per_paper["n"].max() == 5 and all(
+        ranks.to_list() == list(range(1, len(ranks) + 1)) for ranks in per_paper["ranks"]
+    )
     matrix = index.weights.matrix.tocoo()
     assert matrix.shape[0] == 76 and index.weights.paper_ids.is_sorted()
-    cells = pl.DataFrame({
-        "paper_id": index.weights.paper_ids.gather(matrix.row), "term": index.weights.terms[matrix.col],
-        "matrix_weight": matrix.data,
-    })
+    cells = pl.DataFrame(
+        {
+            "paper_id": index.weights.paper_ids.gather(matrix.row),
+            "term": index.weights.terms[matrix.col],
+            "matrix_weight": matrix.data,
+        }
+    )
     assert cells.group_by("paper_id").len()["len"].max() <= MAX_SHARED_TERMS_PER_PAPER
     doc_freq = cells.join(index.terms.select("term", "doc_freq"), on="term")
     assert doc_freq.height == cells.height and doc_freq["doc_freq"].min() >= 2  # shared terms only
@@ -225,7 +269,9 @@ def test_words_are_read_as_the_texts_normalised():
     # The step reads each text as written and normalises it as it splits it: markup, quotes and
     # case make no other words.
     plain = "We propose sparse autoencoders for 'interpretable features' of large language models."
-    marked = "We propose *sparse* \\textit{Autoencoders} for \u2018interpretable features\u2019 of Large Language Models."
+    marked = (
+        "We propose *sparse* \\textit{Autoencoders} for \u2018interpretable features\u2019 of Large Language Models."
+    )
     ranked = terms_of([plain, marked])
     assert ranked["p_000"] == ranked["p_001"] and "sparse autoencoder" in ranked["p_000"]
 
@@ -233,7 +279,9 @@ def test_words_are_read_as_the_texts_normalised():
 def test_ngrams_are_numbered_and_counted_a_part_of_the_corpus_at_a_time(monkeypatch):
     # Numbered over the whole corpus at once, 10^6 papers' n-grams peaked at 7.2 GB (a part's: 5.x GB).
     part_words, number_part = [], ngram_counts._number_part
-    monkeypatch.setattr(ngram_counts, "_number_part", lambda code, *rest: part_words.append(len(code)) or number_part(code, *rest))
+    monkeypatch.setattr(
+        ngram_counts, "_number_part", lambda code, *rest: part_words.append(len(code)) or number_part(code, *rest)
+    )
     monkeypatch.setattr(ngram_counts, "_TOKENS_PER_PART", 300)
     corpus = papers(seed_abstracts())
     index_terms(corpus)
@@ -249,7 +297,8 @@ def test_the_words_read_are_held_as_one_spelling_number_each_and_a_run_per_paper
     held = sum(batch.spelling.estimated_size() + batch.runs.estimated_size() for batch in words.spelled)
     assert n_words > 10_000 and held <= 4 * n_words + 8 * corpus.height
     assert [batch.runs["paper_idx"].to_list() for batch in words.spelled] == [
-        list(range(start, min(start + 7, corpus.height))) for start in range(0, corpus.height, 7)]
+        list(range(start, min(start + 7, corpus.height))) for start in range(0, corpus.height, 7)
+    ]
 
 
 def test_the_runs_of_words_per_paper_own_their_rows():
@@ -292,17 +341,22 @@ def test_terms_do_not_depend_on_the_order_of_the_papers(monkeypatch):
 
 def test_labels_skip_terms_already_shown():
     assert label(["sparse autoencoder", "autoencoder", "feature", "sparse autoencoder feature", "circuit"]) == (
-        "sparse autoencoder feature, circuit")
+        "sparse autoencoder feature, circuit"
+    )
     assert label(["autoencoder", "sparse autoencoder", "probe", "circuit"]) == "sparse autoencoder, probe, circuit"
 
 
 def test_similar_papers_rank_the_closest_first_and_never_the_paper_itself():
-    index = index_terms(papers([
-        "Sparse autoencoders find interpretable features in language models.",
-        "Sparse autoencoders and interpretable features of transformer language models.",
-        "Graph neural networks predict molecular properties.",
-        "Molecular property prediction with graph neural networks and message passing.",
-    ]))
+    index = index_terms(
+        papers(
+            [
+                "Sparse autoencoders find interpretable features in language models.",
+                "Sparse autoencoders and interpretable features of transformer language models.",
+                "Graph neural networks predict molecular properties.",
+                "Molecular property prediction with graph neural networks and message passing.",
+            ]
+        )
+    )
     neighbours = similar_papers(index.weights, k=2)
     assert neighbours.schema == pl.Schema(SIMILAR_SCHEMA)
     best = dict(neighbours.filter(pl.col("rank") == 1).select("paper_id", "similar_paper_id").iter_rows())

@@ -5,22 +5,30 @@ import itertools
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import polars as pl
 import pytest
-
 from corpus import SEEDS, seed_abstracts
+
 from paperhouse import topic_ids
 from paperhouse.analysis import analyse
 from paperhouse.normalize import clean_text
 from paperhouse.real_evaluation import near_copies
 from paperhouse.terms import index_terms
 from paperhouse.topics import (
-    SUBTOPIC_LEVEL, TOPIC_LEVEL, _Trial, candidate_sizes, choose, fit_topics, label, near_copy, sample_texts,
+    SUBTOPIC_LEVEL,
+    TOPIC_LEVEL,
+    _Trial,
+    candidate_sizes,
+    choose,
+    fit_topics,
+    label,
+    near_copy,
+    sample_texts,
     topic_count,
 )
 from paperhouse.warehouse import write_table
@@ -36,7 +44,7 @@ NEW_ABSTRACTS = [
     "states predicts when the answer is already fixed, and stopping the reasoning trace there saves forty percent "
     "of the tokens with no loss of accuracy on math benchmarks.",
 ]
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def papers(texts: list[str]) -> pl.DataFrame:
@@ -50,7 +58,9 @@ def fitted(corpus: pl.DataFrame, previous_size: int | None = None):
     return fit_topics(weights, texts=sample_texts(corpus, weights.paper_ids), previous_size=previous_size)
 
 
-def persisted(identified: topic_ids.Identification, before: topic_ids.TopicHistory | None = None) -> topic_ids.TopicHistory:
+def persisted(
+    identified: topic_ids.Identification, before: topic_ids.TopicHistory | None = None
+) -> topic_ids.TopicHistory:
     """What the next run reads back, after this run's tables are written as the pipeline writes them
     (over the registry ``before`` had)."""
     with duckdb.connect() as con:
@@ -140,14 +150,20 @@ def test_no_topic_or_subtopic_lists_near_copies_among_its_top_terms(seeds_model)
     labels = seeds_model.all_topics()["label"].to_list()
     assert all(2 <= len(text.split(", ")) <= 4 for text in labels)
     ranked = seeds_model.topic_terms.sort("topic_id", "rank")
-    assert ranked.group_by("topic_id", maintain_order=True).agg(ok=pl.col("weight").diff().drop_nulls().le(0).all())["ok"].all()
+    assert (
+        ranked.group_by("topic_id", maintain_order=True)
+        .agg(ok=pl.col("weight").diff().drop_nulls().le(0).all())["ok"]
+        .all()
+    )
 
 
 def test_a_near_copy_is_skipped_and_its_weight_folds_into_the_term_it_copies():
     assert label(["generative adversarial network", "mode collapse", "discriminator"]) == (
-        "generative adversarial network, mode collapse, discriminator")
-    from paperhouse.topics import _top_terms
+        "generative adversarial network, mode collapse, discriminator"
+    )
     from scipy.sparse import csc_matrix
+
+    from paperhouse.topics import _top_terms
 
     terms = np.array(["generative adversarial network", "adversarial network", "discriminator", "mode collapse"])
     held = csc_matrix(np.array([[1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 1]], dtype=float))
@@ -174,8 +190,11 @@ def test_every_paper_has_a_primary_topic_and_a_primary_subtopic_under_it(seeds_m
     for frame in (seeds_model.paper_topics, seeds_model.paper_subtopics):
         sums = frame.group_by("paper_id").agg(pl.col("weight").sum())["weight"]  # shares under 5% are left out
         assert sums.len() == 76 and (sums <= 1 + 1e-5).all() and (sums > 0.5).all()
-    sizes = seeds_model.paper_subtopics.join(
-        topic_ids._primaries(seeds_model.paper_subtopics), on=["paper_id", "topic_id"]).group_by("topic_id").len()
+    sizes = (
+        seeds_model.paper_subtopics.join(topic_ids._primaries(seeds_model.paper_subtopics), on=["paper_id", "topic_id"])
+        .group_by("topic_id")
+        .len()
+    )
     assert dict(sizes.iter_rows()) == {t: n for t, n in subtopics.select("topic_id", "n_papers").iter_rows() if n}
 
 
@@ -256,8 +275,15 @@ def _topic_marts(warehouse: Path) -> dict[str, list[tuple]]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return {
             mart: con.execute(f"select * from marts.{mart} order by all").fetchall()
-            for mart in ("topics", "paper_topics", "paper_subtopics", "topic_terms", "subtopic_terms", "topic_id_aliases",
-                         "topic_summary")
+            for mart in (
+                "topics",
+                "paper_topics",
+                "paper_subtopics",
+                "topic_terms",
+                "subtopic_terms",
+                "topic_id_aliases",
+                "topic_summary",
+            )
         }
 
 
@@ -287,12 +313,16 @@ def test_topic_ids_persist_through_runs_a_new_list_and_a_lost_build_database(tmp
     assert [t for t, _ in topics_after] == [t for t, _ in topics_before]
     assert _query(warehouse, "select count(*) from marts.topic_id_aliases where level = 1") == [(0,)]
     # Each level: exactly one primary per paper, and subtopics under the paper's topic.
-    assert _query(warehouse, """
+    assert _query(
+        warehouse,
+        """
         select count(*) from marts.papers p
         join marts.topics s on s.topic_id = p.primary_subtopic_id
-        where s.level != 2 or s.parent_topic_id != p.primary_topic_id""") == [(0,)]
-    assert _query(warehouse, "select count(*), count(distinct paper_id) from marts.paper_subtopics where is_primary") == \
-        _query(warehouse, "select count(*), count(*) from marts.papers")
+        where s.level != 2 or s.parent_topic_id != p.primary_topic_id""",
+    ) == [(0,)]
+    assert _query(
+        warehouse, "select count(*), count(distinct paper_id) from marts.paper_subtopics where is_primary"
+    ) == _query(warehouse, "select count(*), count(*) from marts.papers")
     registry = _query(warehouse, "select count(*) from raw.topic_id_registry where event = 'minted'")[0][0]
     assert registry >= _query(warehouse, "select count(*) from marts.topics")[0][0]
     assert marts_before != _topic_marts(warehouse)  # three more papers show

@@ -1,4 +1,4 @@
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
@@ -10,7 +10,6 @@ from paperhouse import registry
 from paperhouse.dedup import assign_papers
 from paperhouse.faults import failpoint
 from paperhouse.warehouse import write_table
-
 
 _ACCEPTED_RECORDS = """
     select source_file, record_no, file_sha256, normalized_text from raw.source_records
@@ -53,7 +52,7 @@ def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResour
     # Not bound to a name here: assign_papers holds the only reference to the records, and drops
     # their texts once it has keyed them (1.7 GB at 10^6 records).
     assigned = assign_papers(warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",)))
-    resolution = registry.resolve(assigned, known, context.run.run_id, datetime.now(timezone.utc))
+    resolution = registry.resolve(assigned, known, context.run.run_id, datetime.now(UTC))
     assignments = resolution.assignments
     with warehouse.build_connection() as con:
         # Assignments and the registry entries naming them change together or not at all.

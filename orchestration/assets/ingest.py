@@ -46,7 +46,9 @@ class IngestConfig(Config):
         "of decisions included."
     ),
 )
-def source_records(context: AssetExecutionContext, config: IngestConfig, warehouse: WarehouseResource) -> MaterializeResult:
+def source_records(
+    context: AssetExecutionContext, config: IngestConfig, warehouse: WarehouseResource
+) -> MaterializeResult:
     seeds_dir = warehouse.paths.seeds_dir
     if not seeds_dir.is_dir():
         raise Failure(f"seeds folder {seeds_dir} does not exist (set PAPERHOUSE_SEEDS_DIR or the warehouse resource)")
@@ -92,4 +94,3 @@ def source_records(context: AssetExecutionContext, config: IngestConfig, warehou
             unread_files=counts_table(unread.select("source_file", "reason")),
         )
     )
-

@@ -1,4 +1,4 @@
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
@@ -62,14 +62,18 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
             kinds={"scikit-learn", "duckdb"},
         ),
         *_specs(
-            {"similar_papers": "The five most similar papers of each paper (cosine of LSA term profiles), for "
-             "'more like this'."},
+            {
+                "similar_papers": "The five most similar papers of each paper (cosine of LSA term profiles), for "
+                "'more like this'."
+            },
             deps=[["raw", "paper_terms"]],
             kinds={"scikit-learn", "numpy", "duckdb"},
         ),
         *_specs(
-            {"paper_names": "The named method, model, dataset or benchmark each abstract introduces (`we propose "
-             "Low-Rank Sparse Attention (Lorsa)` -> Lorsa), null when none: a stand-in for the missing titles."},
+            {
+                "paper_names": "The named method, model, dataset or benchmark each abstract introduces (`we propose "
+                "Low-Rank Sparse Attention (Lorsa)` -> Lorsa), null when none: a stand-in for the missing titles."
+            },
             deps=[["raw", "paper_assignments"]],
             kinds={"python", "duckdb"},
         ),
@@ -89,18 +93,22 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
     # whose peak they would otherwise add to.
     with warehouse.build_connection() as con:
         history = topic_ids.load(con)
-    identified = topic_ids.assign(analysis.model, history, context.run.run_id, datetime.now(timezone.utc))
+    identified = topic_ids.assign(analysis.model, history, context.run.run_id, datetime.now(UTC))
     model = identified.model
     with warehouse.build_connection() as con:
         for table, frame in {
-            "terms": index.terms, "paper_terms": index.paper_terms, "term_aliases": index.aliases,
-            "similar_papers": neighbours, "paper_names": names,
+            "terms": index.terms,
+            "paper_terms": index.paper_terms,
+            "term_aliases": index.aliases,
+            "similar_papers": neighbours,
+            "paper_names": names,
         }.items():
             write_table(con, table, frame)
         # The topics and the registry of their ids change together or not at all.
         con.begin()
         for table, frame in {
-            "topics": model.all_topics(), "topic_paper_weights": model.all_paper_topics(),
+            "topics": model.all_topics(),
+            "topic_paper_weights": model.all_paper_topics(),
             "topic_term_weights": model.all_topic_terms(),
         }.items():
             write_table(con, table, frame)
@@ -111,7 +119,8 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
     yield MaterializeResult(
         asset_key=["raw", "terms"],
         metadata=frame_metadata(
-            index.terms, top_terms=counts_table(top_terms.select("term", "kind", "doc_freq")),
+            index.terms,
+            top_terms=counts_table(top_terms.select("term", "kind", "doc_freq")),
             terms_by_kind=counts_table(index.terms.group_by("kind").len("terms").sort("kind")),
         ),
     )
@@ -126,9 +135,13 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
     yield MaterializeResult(
         asset_key=["raw", "topics"],
         metadata=frame_metadata(
-            model.all_topics(), topics=model.topics.height, subtopics=model.subtopics.height,
-            topic_sizes=counts_table(model.topics.drop("parent_topic_id")), sizes_tried=counts_table(model.selection),
-            topics_keeping_their_id=identified.kept, topics_with_new_id=identified.minted,
+            model.all_topics(),
+            topics=model.topics.height,
+            subtopics=model.subtopics.height,
+            topic_sizes=counts_table(model.topics.drop("parent_topic_id")),
+            sizes_tried=counts_table(model.selection),
+            topics_keeping_their_id=identified.kept,
+            topics_with_new_id=identified.minted,
             topics_retired=identified.retired,
         ),
     )
@@ -143,7 +156,9 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
     )
     yield MaterializeResult(
         asset_key=["raw", "similar_papers"],
-        metadata=frame_metadata(neighbours, mean_top_score=float(neighbours.filter(pl.col("rank") == 1)["score"].mean() or 0)),
+        metadata=frame_metadata(
+            neighbours, mean_top_score=float(neighbours.filter(pl.col("rank") == 1)["score"].mean() or 0)
+        ),
     )
     named = names.drop_nulls("method_name")
     yield MaterializeResult(

@@ -25,9 +25,7 @@ HISTORY_PER_CHECK = 25
 def _observed(evaluation: AssetCheckEvaluation) -> dict:
     """The check's metadata that is a value, not prose (markdown tables are left to the UI)."""
     return {
-        key: value.value
-        for key, value in evaluation.metadata.items()
-        if not isinstance(value, MarkdownMetadataValue)
+        key: value.value for key, value in evaluation.metadata.items() if not isinstance(value, MarkdownMetadataValue)
     }
 
 
@@ -54,16 +52,18 @@ def check_evaluations(context: AssetExecutionContext, warehouse: WarehouseResour
             if event is None or event.event_type != DagsterEventType.ASSET_CHECK_EVALUATION:
                 continue  # planned, never evaluated (its run stopped first)
             evaluation = event.event_specific_data
-            rows.append(check_history.evaluation_row(
-                run_id=record.run_id,
-                timestamp=record.event.timestamp,
-                asset=check_key.asset_key.to_user_string(),
-                check_name=check_key.name,
-                passed=evaluation.passed,
-                severity=evaluation.severity.value,
-                observed=_observed(evaluation),
-                description=evaluation.description,
-            ))
+            rows.append(
+                check_history.evaluation_row(
+                    run_id=record.run_id,
+                    timestamp=record.event.timestamp,
+                    asset=check_key.asset_key.to_user_string(),
+                    check_name=check_key.name,
+                    passed=evaluation.passed,
+                    severity=evaluation.severity.value,
+                    observed=_observed(evaluation),
+                    description=evaluation.description,
+                )
+            )
     evaluations = check_history.frame(rows)
     with warehouse.build_connection() as con:
         added, total = check_history.append(con, evaluations)

@@ -13,7 +13,6 @@ from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
 from paperhouse.arrays import slices
 from paperhouse.term_words import FUNCTION_WORDS, STOPWORDS, lemma_column, variant_key
 
-
 TOKEN = r"\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)*"
 
 
@@ -38,8 +37,7 @@ def acronym_definitions(papers: pl.DataFrame, batch_size: int) -> pl.DataFrame:
     rows = [
         (paper_id, definition.short_form, definition.long_form)
         for batch in slices(papers, batch_size)
-        for paper_id, text in batch
-        .filter(pl.col("text").str.contains(POSSIBLE_DEFINITION))
+        for paper_id, text in batch.filter(pl.col("text").str.contains(POSSIBLE_DEFINITION))
         .select("paper_id", "text")
         .iter_rows()
         for definition in find_definitions(text)
@@ -51,16 +49,23 @@ def acronym_definitions(papers: pl.DataFrame, batch_size: int) -> pl.DataFrame:
     )
     # Long forms that hold a function word ("mixture of experts") are split by the chunker; they stay
     # apart. Boilerplate words go, as the chunker drops them: "large language model" -> "language model".
-    frame = frame.with_columns(pl.col("words").list.eval(pl.element().filter(~pl.element().is_in(STOPWORDS - FUNCTION_WORDS))))
+    frame = frame.with_columns(
+        pl.col("words").list.eval(pl.element().filter(~pl.element().is_in(STOPWORDS - FUNCTION_WORDS)))
+    )
     frame = frame.filter(
         pl.col("words").list.len().is_between(1, 4)
         & ~pl.col("words").list.eval(pl.element().is_in(FUNCTION_WORDS)).list.any()
         & pl.col("key").str.contains(f"^{TOKEN}$")
     )
-    lemmas = lemma_column(frame.select("paper_id", "key", "words").with_row_index("definition").explode("words"), "words")
-    lemmas = lemmas.sort("definition", maintain_order=True).group_by("definition", maintain_order=True).agg(
-        "paper_id", "key", lemmas=pl.col("lemma")
-    ).with_columns(pl.col("paper_id").list.first(), pl.col("key").list.first())
+    lemmas = lemma_column(
+        frame.select("paper_id", "key", "words").with_row_index("definition").explode("words"), "words"
+    )
+    lemmas = (
+        lemmas.sort("definition", maintain_order=True)
+        .group_by("definition", maintain_order=True)
+        .agg("paper_id", "key", lemmas=pl.col("lemma"))
+        .with_columns(pl.col("paper_id").list.first(), pl.col("key").list.first())
+    )
     return (
         frame.with_row_index("definition")
         .join(lemmas.select("definition", "lemmas"), on="definition")
@@ -88,8 +93,10 @@ def acronym_expansions(definitions: pl.DataFrame, papers: pl.DataFrame) -> pl.Da
         .join(lowercase_uses.select("key").unique(), on="key", how="anti")
     )
     return pl.concat(
-        [own.select("key", "lemmas", "alias", paper_id="paper_id", defined=pl.lit(True)),
-         majority.select("key", "lemmas", "alias", paper_id=pl.lit(None, pl.String), defined=pl.lit(False))]
+        [
+            own.select("key", "lemmas", "alias", paper_id="paper_id", defined=pl.lit(True)),
+            majority.select("key", "lemmas", "alias", paper_id=pl.lit(None, pl.String), defined=pl.lit(False)),
+        ]
     )
 
 
@@ -98,14 +105,21 @@ def _lowercase_uses(papers: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
     # Only a key of lower-case letters and digits can be written so.
     written = keys.filter(keys.str.contains(r"^\p{Ll}[\p{Ll}\p{N}]*$")).sort().to_list()
     patterns = [
-        r"\b(?:" + "|".join(re.escape(key) for key in written[start: start + _KEYS_PER_PATTERN]) + r")\b"
+        r"\b(?:" + "|".join(re.escape(key) for key in written[start : start + _KEYS_PER_PATTERN]) + r")\b"
         for start in range(0, len(written), _KEYS_PER_PATTERN)
     ]
-    return pl.concat(
-        [pl.DataFrame(schema={"paper_id": pl.String, "key": pl.String}).lazy()]
-        + [papers.lazy().select("paper_id", key=pl.col("text").str.extract_all(pattern)).explode("key")
-           for pattern in patterns]
-    ).drop_nulls("key").unique().collect()
+    return (
+        pl.concat(
+            [pl.DataFrame(schema={"paper_id": pl.String, "key": pl.String}).lazy()]
+            + [
+                papers.lazy().select("paper_id", key=pl.col("text").str.extract_all(pattern)).explode("key")
+                for pattern in patterns
+            ]
+        )
+        .drop_nulls("key")
+        .unique()
+        .collect()
+    )
 
 
 @dataclass(frozen=True)
@@ -135,8 +149,13 @@ def acronym_codes(expansions: pl.DataFrame, lemmas: pl.Series, paper_index: pl.D
     borrowed = expansions.filter(~pl.col("defined"))
     is_key = np.zeros(len(lemmas), dtype=bool)
     is_key[expansions["code"].to_numpy()] = True
-    return AcronymCodes(lemmas, is_key, own.select("paper_idx", "code"), borrowed.select("code"),
-                         pl.concat([own["codes"], borrowed["codes"]]))
+    return AcronymCodes(
+        lemmas,
+        is_key,
+        own.select("paper_idx", "code"),
+        borrowed.select("code"),
+        pl.concat([own["codes"], borrowed["codes"]]),
+    )
 
 
 def expand_acronyms(tokens: pl.DataFrame, acronyms: AcronymCodes) -> pl.DataFrame:
@@ -145,7 +164,9 @@ def expand_acronyms(tokens: pl.DataFrame, acronyms: AcronymCodes) -> pl.DataFram
     looked up."""
     rows = np.flatnonzero(acronyms.is_key[tokens["code"].to_numpy()])
     chosen = (
-        tokens[rows].select("paper_idx", "code").with_columns(row=rows)
+        tokens[rows]
+        .select("paper_idx", "code")
+        .with_columns(row=rows)
         .join(acronyms.own.with_row_index("own"), on=["paper_idx", "code"], how="left")
         .join(acronyms.borrowed.with_row_index("borrowed"), on="code", how="left")
         .select("row", expansion=pl.coalesce("own", pl.col("borrowed") + acronyms.own.height))
@@ -173,8 +194,9 @@ def _replace_by_words(tokens: pl.DataFrame, rows: np.ndarray, expansion: np.ndar
     code[replaced] = flat[np.repeat(offsets[expansion], n_words) + within]
     starts_chunk = np.repeat(tokens["starts_chunk"].to_numpy(), counts)
     starts_chunk[replaced[within > 0]] = False  # a long form's later words continue the acronym's chunk
-    return pl.DataFrame({"paper_idx": np.repeat(tokens["paper_idx"].to_numpy(), counts), "code": code,
-                         "starts_chunk": starts_chunk})
+    return pl.DataFrame(
+        {"paper_idx": np.repeat(tokens["paper_idx"].to_numpy(), counts), "code": code, "starts_chunk": starts_chunk}
+    )
 
 
 def acronym_aliases(expansions: pl.DataFrame, terms: pl.DataFrame) -> pl.DataFrame:

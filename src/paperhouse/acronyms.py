@@ -21,7 +21,7 @@ POSSIBLE_DEFINITION = r"\(\s*[A-Za-z0-9\-./&]*[A-Z][A-Za-z0-9\-./&]*\s*\)"
 # Camel-case plurals of acronyms: SAEs, LLMs, GNNs (but not "CUDAs"-looking words in lower case).
 _PLURAL = re.compile(r"(?<=[A-Z0-9])s$")
 # Long forms starting like this were cut at a clause, not at a term.
-_LONG_FORM_STOP = frozenset("a an the of for in on to and or with by as is are we our this that these its".split())
+_LONG_FORM_STOP = frozenset(["a", "an", "the", "of", "for", "in", "on", "to", "and", "or", "with", "by", "as", "is", "are", "we", "our", "this", "that", "these", "its"])
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ def find_definitions(text: str) -> list[Definition]:
         if not _is_short_form(short_form):
             continue
         # The long form is at most 2 x 10 words before the parenthesis: look no further back.
-        preceding = text[max(0, match.start() - 300): match.start()].split()
-        window = preceding[-min(len(short_form) + 5, 2 * len(short_form)):]
+        preceding = text[max(0, match.start() - 300) : match.start()].split()
+        window = preceding[-min(len(short_form) + 5, 2 * len(short_form)) :]
         long_form = _best_long_form(short_form, " ".join(window))
         if long_form:
             found.append(Definition(short_form=short_form, long_form=long_form))

@@ -166,7 +166,11 @@ def run_datasketch(folder: Path) -> dict:
     _, component = connected_components(graph, directed=False)
     seconds = time.perf_counter() - started
     clusters = records.select("source_file", "record_no").with_columns(cluster=pl.Series(component))
-    return {"seconds": seconds, "papers": int(component.max()) + 1, **pairwise_scores(clusters, _labels(folder / "lists"))}
+    return {
+        "seconds": seconds,
+        "papers": int(component.max()) + 1,
+        **pairwise_scores(clusters, _labels(folder / "lists")),
+    }
 
 
 def run_sklearn(folder: Path, n_topics: int) -> dict:
@@ -203,8 +207,11 @@ def run_nlp(folder: Path) -> dict:
     timed("topics", fit_topics, index.weights)
     neighbours = timed("similar", similar_papers, index.weights)
     timed("names", extract_method_names, papers.select("paper_id", "text"))
-    return {"seconds": sum(seconds.values()), "stages": seconds,
-            "similar_recall": search_recall(index.weights, neighbours)}
+    return {
+        "seconds": sum(seconds.values()),
+        "stages": seconds,
+        "similar_recall": search_recall(index.weights, neighbours),
+    }
 
 
 class MeasureFailed(RuntimeError):
@@ -234,7 +241,10 @@ def _measure(
     cap_kb = cap_kb or memory_cap_kb()
     with subprocess.Popen(
         [sys.executable, "-m", "paperhouse.benchmark", "--run", method, "--folder", str(folder), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     ) as child:
         watcher = threading.Thread(
             target=_watch_tree, args=(child, peak := [0], stopped := [], cap_kb, started, seconds_limit), daemon=True
@@ -265,8 +275,15 @@ def instance_home() -> Path:
     return home
 
 
-def _watch_tree(child: subprocess.Popen, peak: list[int], stopped: list[str], cap_kb: int, started: float,
-                seconds_limit: float | None, every: float = 0.2) -> None:
+def _watch_tree(
+    child: subprocess.Popen,
+    peak: list[int],
+    stopped: list[str],
+    cap_kb: int,
+    started: float,
+    seconds_limit: float | None,
+    every: float = 0.2,
+) -> None:
     """Sample the resident memory of ``child`` and its descendants into ``peak[0]`` until it ends;
     kill them all once they pass ``cap_kb`` or run past ``seconds_limit``, saying why in ``stopped``."""
     while child.poll() is None:
@@ -366,10 +383,14 @@ def bench_size(size: int) -> dict:
     }
     nlp = _measure_baseline("nlp", folder)
     stages = {
-        stage: {"seconds": pipeline["steps"].get(step, 0.0), "baseline": baseline,
-                "baseline_seconds": baselines[baseline]["seconds"],
-                "ratio": None if "failed" in baselines[baseline]
-                else pipeline["steps"].get(step, 0.0) / max(baselines[baseline]["seconds"], 1e-9)}
+        stage: {
+            "seconds": pipeline["steps"].get(step, 0.0),
+            "baseline": baseline,
+            "baseline_seconds": baselines[baseline]["seconds"],
+            "ratio": None
+            if "failed" in baselines[baseline]
+            else pipeline["steps"].get(step, 0.0) / max(baselines[baseline]["seconds"], 1e-9),
+        }
         for stage, (step, baseline) in STAGES.items()
     }
     return {"abstracts": size, "pipeline": pipeline, "baselines": baselines, "stages": stages, "nlp": nlp}
@@ -420,67 +441,108 @@ def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
     for r in sizes:
         if "failed" in r["pipeline"]:
             p = r["pipeline"]
-            print(f"\n{r['abstracts']:,} abstracts: the pipeline did not finish ({p['failed'][:300]}); "
-                  f"peak RSS {p['peak_rss_mb']} MB after {p['seconds']:.0f} s")
+            print(
+                f"\n{r['abstracts']:,} abstracts: the pipeline did not finish ({p['failed'][:300]}); "
+                f"peak RSS {p['peak_rss_mb']} MB after {p['seconds']:.0f} s"
+            )
     results = finished(sizes)
     # End to end is the whole `paperhouse run` process, Python's start and imports included, as the
     # seeds' target is judged; the Dagster run within it beside it.
-    print(f"\n{'abstracts':>10} {'end to end s':>12} {'(run s)':>8} {'abstracts/s':>11} {'peak MB':>8} {'papers':>8} "
-          f"{'dedup P':>8} {'dedup R':>8}")
+    print(
+        f"\n{'abstracts':>10} {'end to end s':>12} {'(run s)':>8} {'abstracts/s':>11} {'peak MB':>8} {'papers':>8} "
+        f"{'dedup P':>8} {'dedup R':>8}"
+    )
     for r in results:
         p = r["pipeline"]
-        print(f"{r['abstracts']:>10} {p['process_seconds']:>12.1f} {p['seconds']:>8.1f} "
-              f"{r['abstracts'] / p['process_seconds']:>11.0f} "
-              f"{p['peak_rss_mb']:>8} {p['papers']:>8} {p['precision']:>8.4f} {p['recall']:>8.4f}")
-    print(f"\n{'abstracts':>10} {'stage':<{_LABEL_WIDTH}} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}")
+        print(
+            f"{r['abstracts']:>10} {p['process_seconds']:>12.1f} {p['seconds']:>8.1f} "
+            f"{r['abstracts'] / p['process_seconds']:>11.0f} "
+            f"{p['peak_rss_mb']:>8} {p['papers']:>8} {p['precision']:>8.4f} {p['recall']:>8.4f}"
+        )
+    print(
+        f"\n{'abstracts':>10} {'stage':<{_LABEL_WIDTH}} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}"
+    )
     for r in results:
         for stage, s in r["stages"].items():
             ratio = "-" if s["ratio"] is None else f"{s['ratio']:.2f}"
-            print(f"{r['abstracts']:>10} {stage:<{_LABEL_WIDTH}} {s['seconds']:>12.1f} {s['baseline']:<11} "
-                  f"{s['baseline_seconds']:>10.1f} {ratio:>6}")
+            print(
+                f"{r['abstracts']:>10} {stage:<{_LABEL_WIDTH}} {s['seconds']:>12.1f} {s['baseline']:<11} "
+                f"{s['baseline_seconds']:>10.1f} {ratio:>6}"
+            )
         for name, outcome in [*r["baselines"].items(), ("nlp stages apart", r["nlp"])]:
             if "failed" in outcome:
                 print(f"{'':>10} {name:<{_LABEL_WIDTH}} did not finish: {outcome['failed'][:200]}")
         if "failed" not in (n := r["nlp"]):
-            print(f"{'':>10} {'nlp stages apart':<{_LABEL_WIDTH}} " + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
-                  + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)")
+            print(
+                f"{'':>10} {'nlp stages apart':<{_LABEL_WIDTH}} "
+                + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
+                + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)"
+            )
         if "failed" not in (d := r["baselines"]["datasketch"]):
-            print(f"{'':>10} {'datasketch quality':<{_LABEL_WIDTH}} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
-                  f"peak {d['peak_rss_mb']} MB")
-    print("\nsteps (s): " + "; ".join(
-        f"{r['abstracts']}: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["pipeline"]["steps"].items(),
-                                                                             key=lambda kv: -kv[1]))
-        for r in results))
+            print(
+                f"{'':>10} {'datasketch quality':<{_LABEL_WIDTH}} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
+                f"peak {d['peak_rss_mb']} MB"
+            )
+    print(
+        "\nsteps (s): "
+        + "; ".join(
+            f"{r['abstracts']}: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["pipeline"]["steps"].items(), key=lambda kv: -kv[1]))
+            for r in results
+        )
+    )
     growth = growth_exponents(results, seeds)
     if growth["exponent"] is not None:
         print(f"time grows as N^{growth['exponent']:.2f} (least squares over {len(results)} sizes; 1.00 is linear)")
     if growth["exponent_beyond_fixed_cost"] is not None:
-        print(f"time beyond the fixed cost of a run (the seeds from scratch, {seeds['fresh']['seconds']:.1f} s) "
-              f"grows as N^{growth['exponent_beyond_fixed_cost']:.2f}")
-    print("bundled seeds, whole `paperhouse run` process (of which the Dagster run): " + ", ".join(
-        f"{name} {run['process_seconds']:.1f} s ({run['seconds']:.1f} s)"
-        + (f" (the median of {', '.join(f'{t:.1f}' for t in run['samples'])} s)" if "samples" in run else "")
-        for name, run in seeds.items()))
-    print("  steps of the warm build from scratch (s): " + ", ".join(
-        f"{k} {v:.1f}" for k, v in sorted(seeds["fresh"]["steps"].items(), key=lambda kv: -kv[1])))
+        print(
+            f"time beyond the fixed cost of a run (the seeds from scratch, {seeds['fresh']['seconds']:.1f} s) "
+            f"grows as N^{growth['exponent_beyond_fixed_cost']:.2f}"
+        )
+    print(
+        "bundled seeds, whole `paperhouse run` process (of which the Dagster run): "
+        + ", ".join(
+            f"{name} {run['process_seconds']:.1f} s ({run['seconds']:.1f} s)"
+            + (f" (the median of {', '.join(f'{t:.1f}' for t in run['samples'])} s)" if "samples" in run else "")
+            for name, run in seeds.items()
+        )
+    )
+    print(
+        "  steps of the warm build from scratch (s): "
+        + ", ".join(f"{k} {v:.1f}" for k, v in sorted(seeds["fresh"]["steps"].items(), key=lambda kv: -kv[1]))
+    )
 
-    targets = [(f"bundled seeds, warm build from scratch <= {TARGET_SEEDS_WARM_SECONDS} s",
-                seeds["fresh"]["process_seconds"] <= TARGET_SEEDS_WARM_SECONDS)]
+    targets = [
+        (
+            f"bundled seeds, warm build from scratch <= {TARGET_SEEDS_WARM_SECONDS} s",
+            seeds["fresh"]["process_seconds"] <= TARGET_SEEDS_WARM_SECONDS,
+        )
+    ]
     for r in sizes:
         seconds_target, rss_target = TARGETS.get(r["abstracts"], (None, None))
         done = "failed" not in r["pipeline"]
         if seconds_target:
-            targets.append((f"{r['abstracts']} end to end <= {seconds_target} s",
-                            done and r["pipeline"]["process_seconds"] <= seconds_target))
+            targets.append(
+                (
+                    f"{r['abstracts']} end to end <= {seconds_target} s",
+                    done and r["pipeline"]["process_seconds"] <= seconds_target,
+                )
+            )
         if rss_target:
-            targets.append((f"{r['abstracts']} peak RSS <= {rss_target} MB",
-                            done and r["pipeline"]["peak_rss_mb"] <= rss_target))
+            targets.append(
+                (f"{r['abstracts']} peak RSS <= {rss_target} MB", done and r["pipeline"]["peak_rss_mb"] <= rss_target)
+            )
         if r["abstracts"] == 100_000:
-            targets.append((f"100000 terms, topics, similar, names <= {TARGET_NLP_SECONDS_100K} s",
-                            done and r["stages"]["terms, topics, similar, names"]["seconds"] <= TARGET_NLP_SECONDS_100K))
+            targets.append(
+                (
+                    f"100000 terms, topics, similar, names <= {TARGET_NLP_SECONDS_100K} s",
+                    done and r["stages"]["terms, topics, similar, names"]["seconds"] <= TARGET_NLP_SECONDS_100K,
+                )
+            )
     if growth["exponent_beyond_fixed_cost"] is not None:
-        targets.append(("time beyond the fixed cost grows linearly (exponent <= 1.1)",
-                        growth["exponent_beyond_fixed_cost"] <= 1.1))
+        targets.append(
+            ("time beyond the fixed cost grows linearly (exponent <= 1.1)", growth["exponent_beyond_fixed_cost"] <= 1.1)
+        )
     print("\ntargets")
     for name, met in targets:
         print(f"  {'met ' if met else 'MISS'} {name}")
@@ -510,13 +572,19 @@ def main(argv: list[str] | None = None) -> int:
         results.append(bench_size(size))
     machine_speed.append(python_loop_seconds())
     targets = report(results, seeds)
-    print(f"machine speed: a fixed loop of {CALIBRATION_LOOP:,} Python additions took "
-          + " s, then ".join(f"{t:.2f}" for t in machine_speed) + " s (before and after; compare runs by it)")
+    print(
+        f"machine speed: a fixed loop of {CALIBRATION_LOOP:,} Python additions took "
+        + " s, then ".join(f"{t:.2f}" for t in machine_speed)
+        + " s (before and after; compare runs by it)"
+    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(
-        {"sizes": results, "seeds": seeds, "targets": dict(targets), "python_loop_seconds": machine_speed}
-        | growth_exponents(finished(results), seeds),
-        indent=2))
+    Path(args.out).write_text(
+        json.dumps(
+            {"sizes": results, "seeds": seeds, "targets": dict(targets), "python_loop_seconds": machine_speed}
+            | growth_exponents(finished(results), seeds),
+            indent=2,
+        )
+    )
     print(f"wrote {args.out}")
     return 0
 

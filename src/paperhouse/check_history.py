@@ -9,8 +9,9 @@ folder keep it.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -32,12 +33,18 @@ CHECK_EVALUATION_SCHEMA = {
 
 
 def evaluation_row(
-    run_id: str, timestamp: float, asset: str, check_name: str, passed: bool, severity: str,
-    observed: dict[str, Any], description: str | None,
+    run_id: str,
+    timestamp: float,
+    asset: str,
+    check_name: str,
+    passed: bool,
+    severity: str,
+    observed: dict[str, Any],
+    description: str | None,
 ) -> dict[str, Any]:
     return {
         "run_id": run_id,
-        "evaluated_at": datetime.fromtimestamp(timestamp, timezone.utc).replace(tzinfo=None),
+        "evaluated_at": datetime.fromtimestamp(timestamp, UTC).replace(tzinfo=None),
         "asset": asset,
         "check_name": check_name,
         "passed": passed,

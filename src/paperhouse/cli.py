@@ -20,11 +20,16 @@ from pathlib import Path
 import duckdb
 
 from paperhouse import locking
+from paperhouse.pipeline import load_runner
 from paperhouse.settings import (
-    BUNDLED_SEEDS, DBT_PROJECT_DIR, WORKSPACE_FILE, dagster_home, resolve_paths, venv_executable,
+    BUNDLED_SEEDS,
+    DBT_PROJECT_DIR,
+    WORKSPACE_FILE,
+    dagster_home,
+    resolve_paths,
+    venv_executable,
 )
 from paperhouse.warehouse import connect_reader
-from paperhouse.pipeline import load_runner
 
 SUMMARY_SQL = """
     select
@@ -86,10 +91,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     refresh = ", full refresh" if args.full_refresh else ""
     # Companions (decisions beside a list) are shown only when there are any: text lists have none.
     companions = f", {intake['companions']} companion" if intake["companions"] else ""
-    print(f"  {'files':<18} {intake['files']} ({intake['parsed']} parsed, {intake['unchanged']} unchanged,"
-          f" {intake['unread']} unread{companions}{refresh})")
-    print(f"  {'paragraphs read':<18} {intake['paragraphs']} (= {intake['accepted']} accepted"
-          f" + {intake['rejected']} rejected)")
+    print(
+        f"  {'files':<18} {intake['files']} ({intake['parsed']} parsed, {intake['unchanged']} unchanged,"
+        f" {intake['unread']} unread{companions}{refresh})"
+    )
+    print(
+        f"  {'paragraphs read':<18} {intake['paragraphs']} (= {intake['accepted']} accepted"
+        f" + {intake['rejected']} rejected)"
+    )
     print(f"  {'records repaired':<18} {intake['repaired']}")
     for name, value in summary.items():
         print(f"  {name.replace('_', ' '):<18} {value}")
@@ -193,8 +202,19 @@ def cmd_docs(args: argparse.Namespace) -> int:
         shutil.copyfile(paths.warehouse, copy)
         database = json.dumps({"database_path": str(copy)})
         code = subprocess.call(
-            [venv_executable("dbt"), "docs", "generate", "--static", "--quiet", "--profiles-dir", str(DBT_PROJECT_DIR),
-             "--target-path", str(target), "--vars", database],
+            [
+                venv_executable("dbt"),
+                "docs",
+                "generate",
+                "--static",
+                "--quiet",
+                "--profiles-dir",
+                str(DBT_PROJECT_DIR),
+                "--target-path",
+                str(target),
+                "--vars",
+                database,
+            ],
             cwd=DBT_PROJECT_DIR,
         )
     if code:
@@ -245,8 +265,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from paperhouse.synth import write_corpus
 
     labels = write_corpus(
-        read_abstracts(BUNDLED_SEEDS), args.papers, Path(args.out), per_file=args.per_file,
-        duplicate_share=args.duplicate_share, seed=args.seed,
+        read_abstracts(BUNDLED_SEEDS),
+        args.papers,
+        Path(args.out),
+        per_file=args.per_file,
+        duplicate_share=args.duplicate_share,
+        seed=args.seed,
     )
     print(f"wrote {args.papers} abstracts to {args.out} (labels: {labels})")
     return 0
@@ -259,10 +283,17 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="materialise every asset and check through Dagster")
     run.add_argument("--seeds", help="folder of *.txt lists (default: $PAPERHOUSE_SEEDS_DIR or seeds)")
     run.add_argument("--warehouse", help="warehouse file (default: $PAPERHOUSE_WAREHOUSE or data/paperhouse.duckdb)")
-    run.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
-                     help="Dagster's console log level (default: warning)")
-    run.add_argument("--full-refresh", action="store_true",
-                     help="ignore the parse cache and parse every file again (paper ids are kept)")
+    run.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="Dagster's console log level (default: warning)",
+    )
+    run.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help="ignore the parse cache and parse every file again (paper ids are kept)",
+    )
     run.set_defaults(handler=cmd_run)
 
     ui = commands.add_parser("ui", help="start the Dagster UI")
@@ -296,11 +327,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_terms.set_defaults(handler=cmd_eval_terms)
 
     evaluate_real = commands.add_parser(
-        "eval-real", help="terms, topics, similar papers and names on the real lists in ../shared/realdata, beside baselines"
+        "eval-real",
+        help="terms, topics, similar papers and names on the real lists in ../shared/realdata, beside baselines",
     )
     evaluate_real.add_argument("--json", help="also write the report to this file")
-    evaluate_real.add_argument("--half", action="append", choices=("tune", "report"),
-                               help="only this half (repeatable; default both): 'tune' while tuning")
+    evaluate_real.add_argument(
+        "--half",
+        action="append",
+        choices=("tune", "report"),
+        help="only this half (repeatable; default both): 'tune' while tuning",
+    )
     evaluate_real.set_defaults(handler=cmd_eval_real)
 
     synth = commands.add_parser("synth", help="write synthetic abstract lists with labelled duplicates")

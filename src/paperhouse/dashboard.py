@@ -74,10 +74,14 @@ def page_data(export: Path) -> dict[str, Any]:
     }
     topics = _mart(export, "topics").sort("topic_id")
     # The most typical papers of each topic (level 1) and subtopic (level 2): the largest shares.
-    typical = pl.concat([
-        papers.join(_mart(export, table).filter("is_primary").select("paper_id", "topic_id", "weight"), on="paper_id")
-        for table in ("paper_topics", "paper_subtopics")
-    ])
+    typical = pl.concat(
+        [
+            papers.join(
+                _mart(export, table).filter("is_primary").select("paper_id", "topic_id", "weight"), on="paper_id"
+            )
+            for table in ("paper_topics", "paper_subtopics")
+        ]
+    )
     topic_papers = (
         typical.sort("topic_id", "weight", "paper_id", descending=[False, True, False])
         .group_by("topic_id", maintain_order=True)
@@ -95,19 +99,28 @@ def page_data(export: Path) -> dict[str, Any]:
         # Each topic (level 1) with its subtopics (level 2), the topics largest first.
         "topic_tree": [
             {**topic, "subtopics": [sub for sub in topic_rows if sub["parent_topic_id"] == topic["topic_id"]]}
-            for topic in sorted((t for t in topic_rows if t["level"] == 1), key=lambda t: (-t["n_papers"], t["topic_id"]))
+            for topic in sorted(
+                (t for t in topic_rows if t["level"] == 1), key=lambda t: (-t["n_papers"], t["topic_id"])
+            )
         ],
         "topic_lists": _rows(
             _mart(export, "topic_summary").filter(level=1).sort("topic_id", "venue", "year", nulls_last=True)
         ),
         "top_terms": _rows(
-            _mart(export, "terms").sort("key_papers", "doc_freq", "term", descending=[True, True, False]).head(TOP_TERMS)
-            .join(_mart(export, "term_summary").group_by("term_id").agg(pl.col("aliases").first()),
-                  on="term_id", how="left", maintain_order="left")
+            _mart(export, "terms")
+            .sort("key_papers", "doc_freq", "term", descending=[True, True, False])
+            .head(TOP_TERMS)
+            .join(
+                _mart(export, "term_summary").group_by("term_id").agg(pl.col("aliases").first()),
+                on="term_id",
+                how="left",
+                maintain_order="left",
+            )
         ),
         "acronyms": _rows(
-            _mart(export, "term_aliases").filter(alias_kind="acronym").sort(pl.col("papers"), "alias",
-                                                                            descending=[True, False])
+            _mart(export, "term_aliases")
+            .filter(alias_kind="acronym")
+            .sort(pl.col("papers"), "alias", descending=[True, False])
         ),
         "rejections": _rows(
             _mart(export, "rejected_records")
@@ -116,12 +129,15 @@ def page_data(export: Path) -> dict[str, Any]:
             .sort(pl.col("records"), "reason", descending=[True, False])
         ),
         "merges": _rows(
-            _mart(export, "duplicate_groups").group_by("match_kind", "matched_by").agg(records=pl.len())
+            _mart(export, "duplicate_groups")
+            .group_by("match_kind", "matched_by")
+            .agg(records=pl.len())
             .sort(pl.col("records"), "match_kind", "matched_by", descending=[True, False, False])
         ),
         "runs": runs.to_dicts(),
         "failing_checks": _rows(
-            quality.filter(~pl.col("passed")).join(last_run.lazy().select("run_id"), on="run_id")
+            quality.filter(~pl.col("passed"))
+            .join(last_run.lazy().select("run_id"), on="run_id")
             .sort("severity", "asset", "check_name")
         ),
         **trend_charts.page_data(export),
@@ -132,8 +148,11 @@ def build(export: Path, target: Path) -> Site:
     """Render every page from the Parquet export in ``export`` and publish the site at ``target``."""
     data = page_data(export)
     environment = Environment(
-        loader=FileSystemLoader(DASHBOARD_TEMPLATES), autoescape=True, undefined=StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True,
+        loader=FileSystemLoader(DASHBOARD_TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
 
     def write(folder: Path) -> None:

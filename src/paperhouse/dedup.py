@@ -218,10 +218,15 @@ def _promising(pairs: pl.DataFrame, signature: np.ndarray, sizes: np.ndarray, pa
     |A and B| = J (|A| + |B|) / (1 + J)."""
     a, b = pairs["a"].to_numpy(), pairs["b"].to_numpy()
     # Signatures compared a chunk of pairs at a time, so memory stays flat however many pairs collide.
-    jaccard = np.concatenate([np.zeros(0)] + [
-        (signature[a[start : start + _PAIRS_PER_CHUNK]] == signature[b[start : start + _PAIRS_PER_CHUNK]]).mean(axis=1)
-        for start in range(0, len(a), _PAIRS_PER_CHUNK)
-    ])
+    jaccard = np.concatenate(
+        [np.zeros(0)]
+        + [
+            (signature[a[start : start + _PAIRS_PER_CHUNK]] == signature[b[start : start + _PAIRS_PER_CHUNK]]).mean(
+                axis=1
+            )
+            for start in range(0, len(a), _PAIRS_PER_CHUNK)
+        ]
+    )
     containment = jaccard * (sizes[a] + sizes[b]) / ((1 + jaccard) * np.maximum(np.minimum(sizes[a], sizes[b]), 1))
     promising = (jaccard >= params.min_estimated_jaccard) | (containment >= params.min_estimated_containment)
     return pairs.filter(pl.Series(promising))
@@ -271,18 +276,24 @@ def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
 
 
-def verify_pairs(pairs: pl.DataFrame, shingles: pl.DataFrame, word_sets: pl.DataFrame, params: DedupParams) -> pl.DataFrame:
+def verify_pairs(
+    pairs: pl.DataFrame, shingles: pl.DataFrame, word_sets: pl.DataFrame, params: DedupParams
+) -> pl.DataFrame:
     """The evidence for each pair and the rule that merges it (null: kept apart).
 
     The two overlaps are computed one after the other: side by side on two threads they took 21.5 s
     at 10^6 texts against 31.5-37.7 s, but raised dedup's peak from 7.5-7.7 to 9.8 GB."""
-    by_shingles = set_overlap(pairs, shingles).select("a", "b", "jaccard", "containment", "min_size", "size_a", "size_b")
+    by_shingles = set_overlap(pairs, shingles).select(
+        "a", "b", "jaccard", "containment", "min_size", "size_a", "size_b"
+    )
     by_words = set_overlap(pairs, word_sets).select("a", "b", word_jaccard="jaccard")
     evidence = by_shingles.join(by_words, on=["a", "b"])
     return evidence.with_columns(
         matched_by=pl.when(pl.col("jaccard") >= params.min_jaccard)
         .then(pl.lit("shingle_jaccard"))
-        .when((pl.col("containment") >= params.min_containment) & (pl.col("min_size") >= params.min_containment_shingles))
+        .when(
+            (pl.col("containment") >= params.min_containment) & (pl.col("min_size") >= params.min_containment_shingles)
+        )
         .then(pl.lit("containment"))
         .when(
             (pl.col("containment") >= params.min_revision_containment)
@@ -290,7 +301,9 @@ def verify_pairs(pairs: pl.DataFrame, shingles: pl.DataFrame, word_sets: pl.Data
             & (pl.col("min_size") >= params.min_containment_shingles)
         )
         .then(pl.lit("revision"))
-        .when((pl.col("word_jaccard") >= params.min_word_jaccard) & (pl.col("jaccard") >= params.min_jaccard_with_words))
+        .when(
+            (pl.col("word_jaccard") >= params.min_word_jaccard) & (pl.col("jaccard") >= params.min_jaccard_with_words)
+        )
         .then(pl.lit("word_overlap"))
     )
 
@@ -342,8 +355,9 @@ def _signatures(keys: pl.Series, params: DedupParams) -> tuple[np.ndarray, np.nd
     return signature, sizes
 
 
-def _sets_of_pairs(pairs: pl.DataFrame, keys: pl.Series, n_words: np.ndarray,
-                   params: DedupParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _sets_of_pairs(
+    pairs: pl.DataFrame, keys: pl.Series, n_words: np.ndarray, params: DedupParams
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The shingle and word sets ``verify_pairs`` needs, built for the texts the pairs involve and
     no others (``n_words``: the words of every text), ``SIGNATURE_BATCH`` texts at a time.
 
@@ -382,7 +396,9 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         .sort("exact_key")
         .with_row_index("doc")
         .with_columns(
-            n_words=pl.when(pl.col("exact_key") == "").then(0).otherwise(pl.col("exact_key").str.count_matches(" ") + 1)
+            n_words=pl.when(pl.col("exact_key") == "")
+            .then(0)
+            .otherwise(pl.col("exact_key").str.count_matches(" ") + 1)
             .cast(pl.UInt32),
             text_hash=pl.col("exact_key").map_batches(_text_hashes, return_dtype=pl.String),
         )
@@ -427,10 +443,12 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
     # Most texts were a candidate pair with their canonical text, so their evidence is at hand: only
     # those that reached their paper through another text are verified again.
     pairs = to_canonical.select("a", "b")
-    verified = pl.concat([
-        evidence.join(pairs, on=["a", "b"], how="semi"),
-        verify_pairs(pairs.join(evidence, on=["a", "b"], how="anti"), shingles, word_sets, params),
-    ])
+    verified = pl.concat(
+        [
+            evidence.join(pairs, on=["a", "b"], how="semi"),
+            verify_pairs(pairs.join(evidence, on=["a", "b"], how="anti"), shingles, word_sets, params),
+        ]
+    )
     canonical_evidence = to_canonical.join(verified, on=["a", "b"]).select(
         "doc",
         "jaccard",
@@ -453,18 +471,30 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = DedupParams()) ->
         assigned.filter(pl.col("doc") == pl.col("canonical_doc"))
         .group_by("paper_id", maintain_order=True)
         .first()
-        .select("paper_id", canonical_source_file="source_file", canonical_record_no="record_no",
-                canonical_sha="file_sha256")
+        .select(
+            "paper_id",
+            canonical_source_file="source_file",
+            canonical_record_no="record_no",
+            canonical_sha="file_sha256",
+        )
     )
-    is_canonical = (pl.col("source_file") == pl.col("canonical_source_file")) & (
-        pl.col("record_no") == pl.col("canonical_record_no")
-    ) & (pl.col("file_sha256") == pl.col("canonical_sha"))
+    is_canonical = (
+        (pl.col("source_file") == pl.col("canonical_source_file"))
+        & (pl.col("record_no") == pl.col("canonical_record_no"))
+        & (pl.col("file_sha256") == pl.col("canonical_sha"))
+    )
     same_text = pl.col("doc") == pl.col("canonical_doc")
     return (
         assigned.join(canonical_record, on="paper_id")
         .with_columns(
-            match_kind=pl.when(is_canonical).then(pl.lit("canonical")).when(same_text).then(pl.lit("exact")).otherwise(pl.lit("near")),
-            matched_by=pl.when(same_text).then(pl.when(is_canonical).then(pl.lit("canonical")).otherwise(pl.lit("identical_text"))).otherwise("matched_by"),
+            match_kind=pl.when(is_canonical)
+            .then(pl.lit("canonical"))
+            .when(same_text)
+            .then(pl.lit("exact"))
+            .otherwise(pl.lit("near")),
+            matched_by=pl.when(same_text)
+            .then(pl.when(is_canonical).then(pl.lit("canonical")).otherwise(pl.lit("identical_text")))
+            .otherwise("matched_by"),
             similarity=pl.when(same_text).then(1.0).otherwise("jaccard"),
             containment=pl.when(same_text).then(1.0).otherwise("containment"),
             word_jaccard=pl.when(same_text).then(1.0).otherwise("word_jaccard"),

@@ -48,7 +48,7 @@ def decode(data: bytes) -> DecodedText:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             if encoding == "utf-8-sig" and not _decodes(data, encoding):
-                damaged = _damaged_utf8(data[len(bom):])
+                damaged = _damaged_utf8(data[len(bom) :])
                 if damaged is not None:
                     return _checked(damaged, encoding, data)
             return _checked(_strict(data, encoding, "the byte-order mark says"), encoding, data)

@@ -19,8 +19,8 @@ import numpy as np
 import polars as pl
 
 from paperhouse.dedup import assign_papers, set_overlap, shingle_table
-from paperhouse.parse_cache import read_abstracts
 from paperhouse.normalize import clean_text, normalized_text, words
+from paperhouse.parse_cache import read_abstracts
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.synth import generate_sentence, train_chain
 from paperhouse.variants import EXACT_VARIANTS, STOCK_SENTENCES, VARIANTS, sentences, words_reworded
@@ -69,7 +69,9 @@ def write_eval_set(path: Path = EVAL_SET) -> Path:
 
 
 def load_eval_set(path: Path = EVAL_SET) -> pl.DataFrame:
-    return pl.read_ndjson(path, schema={"record_id": pl.UInt32, "label": pl.String, "kind": pl.String, "text": pl.String})
+    return pl.read_ndjson(
+        path, schema={"record_id": pl.UInt32, "label": pl.String, "kind": pl.String, "text": pl.String}
+    )
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,9 @@ def evaluate(eval_set: pl.DataFrame) -> DedupReport:
         )
         .sort("kind")
     )
-    hard_negatives_merged = judged.filter(pl.col("kind").is_in(HARD_NEGATIVE_KINDS) & pl.col("merged_with_other")).height
+    hard_negatives_merged = judged.filter(
+        pl.col("kind").is_in(HARD_NEGATIVE_KINDS) & pl.col("merged_with_other")
+    ).height
 
     revisions = judged.filter(~pl.col("kind").is_in(["original", *EXACT_VARIANTS, *HARD_NEGATIVE_KINDS]))
     retention = _retention(records, revisions)
@@ -144,13 +148,20 @@ def evaluate(eval_set: pl.DataFrame) -> DedupReport:
     lower = np.searchsorted(RETENTION_BUCKETS, judged_revisions["retention"].to_numpy(), side="right") - 1
     by_retention = (
         judged_revisions.with_columns(
-            **{"from": pl.Series(np.array(RETENTION_BUCKETS)[lower]), "to": pl.Series(np.array(RETENTION_BUCKETS)[lower + 1])}
+            **{
+                "from": pl.Series(np.array(RETENTION_BUCKETS)[lower]),
+                "to": pl.Series(np.array(RETENTION_BUCKETS)[lower + 1]),
+            }
         )
         .group_by("from", "to")
         .agg(revisions=pl.len(), recall=pl.col("merged_with_original").mean())
         .sort("from")
-        .select(pl.format("[{}, {})", pl.col("from").round(1), pl.col("to").clip(upper_bound=1.0)).alias("retention"),
-                "from", "revisions", "recall")
+        .select(
+            pl.format("[{}, {})", pl.col("from").round(1), pl.col("to").clip(upper_bound=1.0)).alias("retention"),
+            "from",
+            "revisions",
+            "recall",
+        )
     )
     return DedupReport(by_kind, by_retention, precision, recall, hard_negatives_merged)
 
@@ -178,7 +189,11 @@ def _retention(records: pl.DataFrame, revisions: pl.DataFrame) -> pl.DataFrame:
 
 
 def format_report(report: DedupReport) -> str:
-    lines = ["Dedup evaluation (evaluation/dedup_eval_set.jsonl)", "", "kind                        records  recall  precision"]
+    lines = [
+        "Dedup evaluation (evaluation/dedup_eval_set.jsonl)",
+        "",
+        "kind                        records  recall  precision",
+    ]
     for row in report.by_kind.iter_rows(named=True):
         recall = "     -" if row["recall"] is None else f"{row['recall']:>6.3f}"  # negatives have no original
         lines.append(f"{row['kind']:<28}{row['records']:>7}  {recall}  {row['precision']:>9.3f}")

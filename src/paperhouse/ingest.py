@@ -43,8 +43,15 @@ from paperhouse.structured_inputs import FALLBACK_EXCERPT, METADATA_SCHEMA, Tabl
 from paperhouse.text_lists import RECORD_SCHEMA, DecodedContent, Header, parse_contents, parse_header, split_paragraphs
 
 __all__ = [  # the parsers' and judge's names, read from here as before they had modules of their own
-    "REPAIRS", "AcceptanceRules", "DecodedContent", "Header", "judge_records", "parse_contents", "parse_header",
-    "repair_paragraphs", "split_paragraphs",
+    "REPAIRS",
+    "AcceptanceRules",
+    "DecodedContent",
+    "Header",
+    "judge_records",
+    "parse_contents",
+    "parse_header",
+    "repair_paragraphs",
+    "split_paragraphs",
 ]
 
 SOURCE_RECORD_SCHEMA = {
@@ -321,11 +328,13 @@ def _parse_batch(contents: list[DecodedContent | TableContent], rules: Acceptanc
     tables = [content for content in contents if isinstance(content, TableContent)]
     frames = []
     if texts:  # a text list's key is its SHA-256; it carries none of a structured row's metadata
-        frames.append(parse_contents(texts).with_columns(
-            content_key=pl.col("file_sha256"),
-            **{name: pl.lit(None, dtype) for name, dtype in METADATA_SCHEMA.items()},
-            **{FALLBACK_EXCERPT: pl.lit(None, pl.String)},
-        ))
+        frames.append(
+            parse_contents(texts).with_columns(
+                content_key=pl.col("file_sha256"),
+                **{name: pl.lit(None, dtype) for name, dtype in METADATA_SCHEMA.items()},
+                **{FALLBACK_EXCERPT: pl.lit(None, pl.String)},
+            )
+        )
     if tables:
         frames.append(parse_tables(tables))
     records = pl.concat(frames, how="diagonal_relaxed").lazy()
@@ -343,8 +352,14 @@ def parser_version(rules: AcceptanceRules = AcceptanceRules()) -> str:
     cached parses of another version are not reused."""
     digest = hashlib.sha256(repr(rules).encode() + repr(PARSED_RECORD_SCHEMA).encode())
     for module in (
-        "encoding.py", "ingest.py", "normalize.py", "text_lists.py", "judging.py", "table_reading.py",
-        "structured_inputs.py", "input_files.py",
+        "encoding.py",
+        "ingest.py",
+        "normalize.py",
+        "text_lists.py",
+        "judging.py",
+        "table_reading.py",
+        "structured_inputs.py",
+        "input_files.py",
     ):
         digest.update((Path(__file__).parent / module).read_bytes())
     return digest.hexdigest()[:16]

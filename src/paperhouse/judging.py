@@ -60,10 +60,12 @@ def judge_records(records: pl.LazyFrame, rules: AcceptanceRules) -> pl.LazyFrame
         .when(pl.col("_nul_run"))
         .then(pl.format("binary data: a run of NUL bytes ({} control or undecodable characters)", binary))
         .when(binary_share > rules.max_binary_share)
-        .then(pl.format(
-            "binary data: {}% of characters are control bytes or undecodable",
-            (binary_share * 100).round(0).cast(pl.Int32),
-        ))
+        .then(
+            pl.format(
+                "binary data: {}% of characters are control bytes or undecodable",
+                (binary_share * 100).round(0).cast(pl.Int32),
+            )
+        )
         .when(undecodable > 0)
         .then(pl.format("undecodable bytes: {} characters could not be decoded", undecodable))
         .when(n_chars < rules.min_chars)

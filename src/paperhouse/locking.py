@@ -20,11 +20,11 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 
 class RunLockBusy(RuntimeError):
@@ -114,7 +114,7 @@ def acquire(lock_path: Path, timeout: float = 0.0, poll: float = 0.5, **record) 
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:2]]) if sys.argv and sys.argv[0] else None,
-            "since": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "since": datetime.now(UTC).isoformat(timespec="seconds"),
         },
         previous=previous,
     )

@@ -15,7 +15,7 @@ the texts that write a candidate name next to a parenthesis go through the acron
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import polars as pl
 
@@ -47,7 +47,7 @@ _CONNECTORS = ["and", "of", "for", "in", "on", "to", "with"]
 _PLURAL_ACRONYM = r"^[A-Z][A-Za-z0-9\-]*[A-Z]s$"
 _LOWER_CASE_WORD = r"^[a-z][\w\-]*$"
 # Capitalised words that start a phrase without naming anything.
-_NOT_NAMES = "A An The Our This These We In To For Of On With".split()
+_NOT_NAMES = ["A", "An", "The", "Our", "This", "These", "We", "In", "To", "For", "Of", "On", "With"]
 # At 10^6 papers, beside the terms' reading of the words: the step peaked at 5,785 MB with
 # batches of 100,000 papers, 5,605 MB with 50,000.
 _PAPERS_PER_BATCH = 50_000
@@ -148,16 +148,24 @@ def _candidate_names(texts: pl.DataFrame) -> pl.DataFrame:
     tokens = (
         texts
         # Pieces of the text that each end with an introducing verb: their running lengths are where windows start.
-        .select("row", "text", window_start=pl.col("text").str.split(_INTRODUCING, literal=False, inclusive=True)
-                .list.eval(pl.element().str.len_chars().cum_sum()))
+        .select(
+            "row",
+            "text",
+            window_start=pl.col("text")
+            .str.split(_INTRODUCING, literal=False, inclusive=True)
+            .list.eval(pl.element().str.len_chars().cum_sum()),
+        )
         .with_columns(pl.col("window_start").list.head(pl.col("window_start").list.len() - 1))
         .explode("window_start")
         .drop_nulls("window_start")
         .select(
             "row",
             match_no=pl.int_range(pl.len()).over("row"),
-            token=pl.col("text").str.slice("window_start", _WINDOW_CHARS).str.extract_all(_TOKEN)
-            .list.head(_WINDOW_TOKENS).list.eval(pl.element().str.strip_chars()),
+            token=pl.col("text")
+            .str.slice("window_start", _WINDOW_CHARS)
+            .str.extract_all(_TOKEN)
+            .list.head(_WINDOW_TOKENS)
+            .list.eval(pl.element().str.strip_chars()),
         )
         .with_columns(position=pl.int_ranges(pl.col("token").list.len()))
         .explode("token", "position")
@@ -165,13 +173,15 @@ def _candidate_names(texts: pl.DataFrame) -> pl.DataFrame:
         .with_columns(starts_run=starts_run, continues_run=continues_run)
         .with_columns(run_start=position.filter("starts_run").min().over(window))
         .with_columns(
-            run_end=position.filter(~pl.col("continues_run") & (position > pl.col("run_start"))).min().over(window)
+            run_end=position.filter(~pl.col("continues_run") & (position > pl.col("run_start")))
+            .min()
+            .over(window)
             .fill_null(pl.len().over(window))
         )
     )
     following = pl.col("following")
     first_following, second_following = following.list.first(), following.list.get(1, null_on_oob=True)
-    single_word = (pl.col("run_length") == 1)
+    single_word = pl.col("run_length") == 1
     return (
         tokens.group_by(window)
         .agg(
@@ -211,7 +221,8 @@ def _with_long_forms(candidates: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFr
     words_at_parentheses = texts.filter(pl.col("row").is_in(candidates["row"].implode())).select(
         "row",
         "text",
-        word_before=pl.col("text").str.extract_all(word + r"[\s,;:]*\(")
+        word_before=pl.col("text")
+        .str.extract_all(word + r"[\s,;:]*\(")
         .list.eval(pl.element().str.extract(f"^({word})")),
         word_inside=pl.col("text").str.extract_all(r"\(\s*" + word).list.eval(pl.element().str.extract(f"({word})$")),
     )

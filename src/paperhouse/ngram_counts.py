@@ -10,7 +10,6 @@ import polars as pl
 
 from paperhouse.arrays import FirstSeenNumbers
 
-
 # The n-grams of this many words of the corpus (whole papers) are numbered and counted at a time.
 _TOKENS_PER_PART = 1 << 23
 
@@ -66,8 +65,9 @@ def count_ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tup
     return parts, texts
 
 
-def _number_part(code: np.ndarray, starts_chunk: np.ndarray, n_lemmas: int,
-                 numberings: list[FirstSeenNumbers]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _number_part(
+    code: np.ndarray, starts_chunk: np.ndarray, n_lemmas: int, numberings: list[FirstSeenNumbers]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The n-grams of one part's words (whole papers), every length one after another: the word
     each starts at, its id, and whether it ends its chunk. ``numberings`` number the pairs of
     lengths 2 and up, across parts."""
@@ -124,12 +124,16 @@ def number_ngrams(counts: list[NgramCounts], texts: list[pl.Series]) -> tuple[li
     frames = []
     while counts:
         keys, count, heads = counts.pop(0)
-        frames.append(pl.DataFrame({
-            "paper_idx": (keys >> np.uint64(32)).astype(np.uint32),
-            "term_idx": term_idx[positions(keys)],
-            "count": count,
-            "heads": heads,
-        }))
+        frames.append(
+            pl.DataFrame(
+                {
+                    "paper_idx": (keys >> np.uint64(32)).astype(np.uint32),
+                    "term_idx": term_idx[positions(keys)],
+                    "count": count,
+                    "heads": heads,
+                }
+            )
+        )
         del keys, count, heads
     return frames, pl.DataFrame({"term": terms.gather(order)}).with_row_index("term_idx")
 

@@ -18,7 +18,7 @@ Then two levels:
 from __future__ import annotations
 
 import html
-from typing import Callable
+from collections.abc import Callable
 
 import polars as pl
 

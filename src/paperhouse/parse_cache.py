@@ -27,7 +27,7 @@ inside it held all of them (10^6 records: memory grew 1 GB per append of 122,880
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -114,7 +114,7 @@ def ingest(
     try:
         _take_staged_rows(con, known)
         _create_tables(con)
-        forgotten = _index(con, folder, cache.rows_of_content, version, run_id, datetime.now(timezone.utc))
+        forgotten = _index(con, folder, cache.rows_of_content, version, run_id, datetime.now(UTC))
         write_table(con, "seed_files", folder.files)
         _replace_source_records_view(con)
         _every_file_has_a_record(con)
@@ -181,9 +181,7 @@ def read_abstracts(seeds_dir: Path, glob: str | tuple[str, ...] = INPUT_PATTERNS
 
 def source_records(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """``raw.source_records`` by file name and position (a failed file's row first)."""
-    rows = con.execute(
-        f"select * from {RAW_SCHEMA}.source_records order by source_file, record_no nulls first"
-    ).pl()
+    rows = con.execute(f"select * from {RAW_SCHEMA}.source_records order by source_file, record_no nulls first").pl()
     return rows.select([pl.col(name).cast(dtype) for name, dtype in SOURCE_RECORD_SCHEMA.items()])
 
 
@@ -235,8 +233,12 @@ def _take_staged_rows(con: duckdb.DuckDBPyConnection, known: set[str]) -> None:
 
 
 def _index(
-    con: duckdb.DuckDBPyConnection, folder: FolderRead, rows_of_content: dict[str, int], version: str,
-    run_id: str | None, now: datetime,
+    con: duckdb.DuckDBPyConnection,
+    folder: FolderRead,
+    rows_of_content: dict[str, int],
+    version: str,
+    run_id: str | None,
+    now: datetime,
 ) -> int:
     """Index the contents parsed in this pass, forget those no longer in the folder; returns how
     many contents were forgotten."""
@@ -298,4 +300,4 @@ def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 def _utc(moment: datetime) -> datetime:
     """A naive UTC timestamp: plain TIMESTAMP columns read the same in every client and time zone."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.astimezone(UTC).replace(tzinfo=None)

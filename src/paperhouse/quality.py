@@ -21,10 +21,11 @@ from __future__ import annotations
 import atexit
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -77,7 +78,9 @@ class Suite:
 
     def __post_init__(self) -> None:
         if self.parts_by and (self.row_count or self.rows_from or any(self.parts_by not in key for key in self.unique)):
-            raise ValueError(f"{self.name}: parts by {self.parts_by} need it in every unique key, and no row count or join")
+            raise ValueError(
+                f"{self.name}: parts by {self.parts_by} need it in every unique key, and no row count or join"
+            )
 
     @property
     def schema_name(self) -> str:
@@ -102,7 +105,8 @@ class Suite:
                 else gxe.ExpectCompoundColumnsToBeUnique(column_list=list(key), ignore_row_if="any_value_is_missing")
             )
         expectations += [
-            gxe.ExpectColumnValuesToBeBetween(column=c, min_value=lo, max_value=hi) for c, (lo, hi) in self.between.items()
+            gxe.ExpectColumnValuesToBeBetween(column=c, min_value=lo, max_value=hi)
+            for c, (lo, hi) in self.between.items()
         ]
         expectations += [gxe.ExpectColumnValuesToBeInSet(column=c, value_set=list(v)) for c, v in self.in_set.items()]
         expectations += [gxe.ExpectColumnValuesToMatchRegex(column=c, regex=r) for c, r in self.regex.items()]
@@ -164,7 +168,8 @@ def mart_schemas() -> dict[str, dict[str, str]]:
     """``marts.<model>`` -> column -> DuckDB type, from the dbt contracts."""
     models = [model for path in MART_YAMLS for model in yaml.safe_load(path.read_text())["models"]]
     return {
-        f"marts.{model['name']}": {column["name"]: _declared_type(column) for column in model["columns"]} for model in models
+        f"marts.{model['name']}": {column["name"]: _declared_type(column) for column in model["columns"]}
+        for model in models
     }
 
 
@@ -402,7 +407,10 @@ SUITES_BY_NAME = {suite.name: suite for suite in SUITES}
 
 def _data_query(suite: Suite) -> str:
     # A suite that only counts rows pulls one constant per row: GX counts rows of a frame.
-    select = ", ".join(f"{suite.computed[c]} as {c}" if c in suite.computed else f'"{c}"' for c in suite.columns) or "true as counted"
+    select = (
+        ", ".join(f"{suite.computed[c]} as {c}" if c in suite.computed else f'"{c}"' for c in suite.columns)
+        or "true as counted"
+    )
     rows = suite.rows_from or f'"{suite.schema_name}"."{suite.table_name}"'
     return f"select {select} from {rows}"
 
@@ -475,7 +483,10 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
     if not actual_types:
         return SuiteResult(suite.name, [Outcome("table_exists", None, False, f"no table {suite.name}")])
     schema_frame = pl.DataFrame(
-        {"column": [name for name, _ in actual_types], "column_type": [f"{name} {dtype}" for name, dtype in actual_types]}
+        {
+            "column": [name for name, _ in actual_types],
+            "column_type": [f"{name} {dtype}" for name, dtype in actual_types],
+        }
     ).to_pandas()
     expected = expected_schema(suite)
     # Two expectations for the whole schema, failures naming the column: one per column cost GX's

@@ -75,14 +75,16 @@ def write_half(source: str, half: str, scratch: Path) -> Half:
                 continue
             kept.append(paragraph.strip("\n"))
             entry = labels[(path.name, record_no)]
-            rows.append({
-                "source_file": path.name,
-                "record_no": len(kept),
-                "original_file": path.name,
-                "original_record_no": record_no,
-                "title": entry.get("title"),
-                "keywords": entry.get("keywords") or [],
-                "text": kept[-1],
-            })
+            rows.append(
+                {
+                    "source_file": path.name,
+                    "record_no": len(kept),
+                    "original_file": path.name,
+                    "original_record_no": record_no,
+                    "title": entry.get("title"),
+                    "keywords": entry.get("keywords") or [],
+                    "text": kept[-1],
+                }
+            )
         (folder / path.name).write_text("\n\n".join([header, *kept]) + "\n", encoding="utf-8")
     return Half(source, half, folder, pl.DataFrame(rows, schema=LABEL_SCHEMA))

@@ -85,7 +85,11 @@ def keyphrase_scores(predicted: list[list[str]], gold: list[list[str]], k: int =
         precision, recall = (hits / len(top) if top else 0.0), hits / len(gold_keys)
         recalls.append(recall)
         f1s.append(0.0 if hits == 0 else 2 * precision * recall / (precision + recall))
-    return {f"recall@{k}": round(float(np.mean(recalls)), 4), f"f1@{k}": round(float(np.mean(f1s)), 4), "papers": len(f1s)}
+    return {
+        f"recall@{k}": round(float(np.mean(recalls)), 4),
+        f"f1@{k}": round(float(np.mean(f1s)), 4),
+        "papers": len(f1s),
+    }
 
 
 def present_keywords(labels: pl.DataFrame) -> list[list[str]]:
@@ -104,7 +108,16 @@ def build(half: Half, warehouse: Path) -> None:
     """`paperhouse run` on the half's folder, in a process and Dagster instance of its own."""
     env = os.environ | {"DAGSTER_HOME": str(warehouse.parent / "dagster_home")}
     Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "paperhouse.cli", "run", "--seeds", str(half.folder), "--warehouse", str(warehouse)]
+    command = [
+        sys.executable,
+        "-m",
+        "paperhouse.cli",
+        "run",
+        "--seeds",
+        str(half.folder),
+        "--warehouse",
+        str(warehouse),
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"paperhouse run failed on {half.folder}: {done.stderr.strip()[-2000:]}")
@@ -142,7 +155,7 @@ def document_ngrams(texts: list[str], max_words: int = 4) -> list[set[str]]:
     held = []
     for text in texts:
         words = [singular(word) for word in _WORD.findall(text.lower())]
-        held.append({" ".join(words[i:i + n]) for n in range(1, max_words + 1) for i in range(len(words) - n + 1)})
+        held.append({" ".join(words[i : i + n]) for n in range(1, max_words + 1) for i in range(len(words) - n + 1)})
     return held
 
 
@@ -175,7 +188,9 @@ def near_copies(terms: list[str]) -> list[tuple[str, str]]:
         (terms[i], terms[j])
         for i in range(len(terms))
         for j in range(i + 1, len(terms))
-        if keys[i] and keys[j] and (keys[i] <= keys[j] or keys[j] <= keys[i] or len(keys[i] & keys[j]) / len(keys[i] | keys[j]) >= 0.5)
+        if keys[i]
+        and keys[j]
+        and (keys[i] <= keys[j] or keys[j] <= keys[i] or len(keys[i] & keys[j]) / len(keys[i] | keys[j]) >= 0.5)
     ]
 
 
@@ -209,8 +224,11 @@ def evaluate_topics(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> dic
             "near_copy_topics": len(copies),
             "near_copy_example": list(copies[0][0]) if copies else None,
         },
-        "nmf": {"npmi": topic_npmi(documents, baseline), "largest_share": round(baseline_largest, 4),
-                "near_copy_topics": sum(1 for terms in baseline if near_copies(terms))},
+        "nmf": {
+            "npmi": topic_npmi(documents, baseline),
+            "largest_share": round(baseline_largest, 4),
+            "near_copy_topics": sum(1 for terms in baseline if near_copies(terms)),
+        },
     }
     report["ratio_to_nmf"] = round(report["paperhouse"]["npmi"] / report["nmf"]["npmi"], 3)
     return report
@@ -245,13 +263,18 @@ def tfidf_neighbours(texts: list[str], k: int = NEIGHBOURS) -> list[list[int]]:
 
 def evaluate_similar(records: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> dict:
     keys = [_keyword_keys(keywords) for keywords in records["keywords"]]
-    row_of = {paper: row for row, (paper, kind) in enumerate(records.select("paper_id", "match_kind").iter_rows())
-              if kind == "canonical"}
+    row_of = {
+        paper: row
+        for row, (paper, kind) in enumerate(records.select("paper_id", "match_kind").iter_rows())
+        if kind == "canonical"
+    }
     found = marts["similar"].group_by("paper_id").agg("similar_paper_id")
     by_paper = dict(found.iter_rows())
     ours = [[row_of[p] for p in by_paper.get(paper, []) if p in row_of] for paper in records["paper_id"]]
-    report = {"paperhouse": shared_keyword_share(keys, ours),
-              "tfidf_cosine": shared_keyword_share(keys, tfidf_neighbours(records["text"].to_list()))}
+    report = {
+        "paperhouse": shared_keyword_share(keys, ours),
+        "tfidf_cosine": shared_keyword_share(keys, tfidf_neighbours(records["text"].to_list())),
+    }
     report["ratio_to_tfidf"] = round(report["paperhouse"] / report["tfidf_cosine"], 3)
     return report
 
@@ -259,7 +282,11 @@ def evaluate_similar(records: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> d
 def _content_words(text: str) -> set[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return {_stemmer().stem(word) for word in _WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS and not word.isdigit()}
+    return {
+        _stemmer().stem(word)
+        for word in _WORD.findall(text.lower())
+        if word not in ENGLISH_STOP_WORDS and not word.isdigit()
+    }
 
 
 def evaluate_names(records: pl.DataFrame) -> dict:
@@ -268,8 +295,11 @@ def evaluate_names(records: pl.DataFrame) -> dict:
         words = _content_words(name or "")
         if words and title:
             shares.append(len(words & _content_words(title)) / len(words))
-    return {"title_word_share": round(float(np.mean(shares)), 4), "papers": len(shares),
-            "examples": records.select("display_name", "title").head(5).rows()}
+    return {
+        "title_word_share": round(float(np.mean(shares)), 4),
+        "papers": len(shares),
+        "examples": records.select("display_name", "title").head(5).rows(),
+    }
 
 
 def evaluate_corpus_terms(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> dict:
@@ -355,29 +385,41 @@ def format_report(report: dict) -> str:
     for half, r in report.items():
         if half == WHOLE:
             halves = ", ".join(f"{report[h]['topics']['topics']} for the {h} half" for h in HALVES if h in report)
-            lines.append(f"  {'met ' if topics_grow(report) else 'MISS'} topics grow with the list: {r['topics']} topics"
-                         f" for both halves ({r['papers']} conference abstracts; {halves}), the largest holding"
-                         f" {r['largest_share']:.0%}")
+            lines.append(
+                f"  {'met ' if topics_grow(report) else 'MISS'} topics grow with the list: {r['topics']} topics"
+                f" for both halves ({r['papers']} conference abstracts; {halves}), the largest holding"
+                f" {r['largest_share']:.0%}"
+            )
             continue
-        lines.append(f"Real lists, half '{half}' ({r['papers']} conference abstracts; "
-                     f"{'tuned on' if half == 'tune' else 'never tuned on'})")
+        lines.append(
+            f"Real lists, half '{half}' ({r['papers']} conference abstracts; "
+            f"{'tuned on' if half == 'tune' else 'never tuned on'})"
+        )
         lines.append(f"  {'keyphrases':<22}{'recall@10':>10}{'F1@10':>8}   {'Inspec F1@10':>12}")
         for name, scores in r["keyphrases"].items():
             if isinstance(scores, dict):
-                lines.append(f"  {name:<22}{scores['recall@10']:>10.3f}{scores['f1@10']:>8.3f}"
-                             f"   {r['inspec'][name]['f1@10']:>12.3f}")
+                lines.append(
+                    f"  {name:<22}{scores['recall@10']:>10.3f}{scores['f1@10']:>8.3f}"
+                    f"   {r['inspec'][name]['f1@10']:>12.3f}"
+                )
         t = r["topics"]
-        lines.append(f"  topics: {t['topics']}; NPMI paperhouse {t['paperhouse']['npmi']:.3f}, NMF {t['nmf']['npmi']:.3f}"
-                     f" (x{t['ratio_to_nmf']}); largest topic {t['paperhouse']['largest_share']:.0%} (NMF "
-                     f"{t['nmf']['largest_share']:.0%}); topics with near-copy top terms {t['paperhouse']['near_copy_topics']}"
-                     f" (NMF {t['nmf']['near_copy_topics']})")
+        lines.append(
+            f"  topics: {t['topics']}; NPMI paperhouse {t['paperhouse']['npmi']:.3f}, NMF {t['nmf']['npmi']:.3f}"
+            f" (x{t['ratio_to_nmf']}); largest topic {t['paperhouse']['largest_share']:.0%} (NMF "
+            f"{t['nmf']['largest_share']:.0%}); topics with near-copy top terms {t['paperhouse']['near_copy_topics']}"
+            f" (NMF {t['nmf']['near_copy_topics']})"
+        )
         s = r["similar"]
-        lines.append(f"  similar papers sharing an author keyword: paperhouse {s['paperhouse']:.3f}, "
-                     f"TF-IDF cosine {s['tfidf_cosine']:.3f} (x{s['ratio_to_tfidf']})")
+        lines.append(
+            f"  similar papers sharing an author keyword: paperhouse {s['paperhouse']:.3f}, "
+            f"TF-IDF cosine {s['tfidf_cosine']:.3f} (x{s['ratio_to_tfidf']})"
+        )
         lines.append(f"  display names: {r['names']['title_word_share']:.0%} of their content words in the real title")
         c = r["corpus_terms"]
-        lines.append(f"  top {TOP_CORPUS_TERMS} corpus terms that are author keywords: {c['keyword_share']:.0%} "
-                     f"({', '.join(c['top'])}, ...)")
+        lines.append(
+            f"  top {TOP_CORPUS_TERMS} corpus terms that are author keywords: {c['keyword_share']:.0%} "
+            f"({', '.join(c['top'])}, ...)"
+        )
         lines.append("  targets" + (" (judged here)" if half == "report" else " (for reference)"))
         lines += [f"    {'met ' if ok else 'MISS'} {name}" for name, ok in targets_met(r).items()]
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import polars as pl
@@ -77,9 +77,7 @@ def _minted(text_hash: str, taken: set[str]) -> str:
     return candidate
 
 
-def resolve(
-    assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | None, now: datetime
-) -> Resolution:
+def resolve(assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | None, now: datetime) -> Resolution:
     """Name the papers of ``assignments`` (one row per record: ``paper_id`` as dedup minted it,
     which identifies the group, ``text_hash``, ``match_kind``) from the registry."""
     groups = (
@@ -155,4 +153,4 @@ def resolve(
 
 def _utc(moment: datetime) -> datetime:
     """A naive UTC timestamp: plain TIMESTAMP columns read the same in every client and time zone."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.astimezone(UTC).replace(tzinfo=None)

@@ -1,4 +1,4 @@
-""""More like this": the most similar papers of each paper, by cosine of their term profiles.
+""" "More like this": the most similar papers of each paper, by cosine of their term profiles.
 
 A paper's profile has two halves of equal length: its row of the weight matrix (its best terms
 shared with other papers, phrases kept whole), and the TF-IDF of the words of those terms (a
@@ -93,8 +93,9 @@ def lsa_vectors(weights: TermWeights, dims: int = 128) -> np.ndarray | None:
     return np.divide(vectors, norms, out=vectors, where=norms > 0)
 
 
-def similar_papers(weights: TermWeights, k: int = 5, dims: int = 128, exact_limit: int = 20_000,
-                   cell_size: int = 2000, probes: int = 3) -> pl.DataFrame:
+def similar_papers(
+    weights: TermWeights, k: int = 5, dims: int = 128, exact_limit: int = 20_000, cell_size: int = 2000, probes: int = 3
+) -> pl.DataFrame:
     """Papers' shared-term weights -> the k most similar papers of each, with their cosine."""
     import_sklearn()
     from sklearn.cluster import KMeans
@@ -180,8 +181,10 @@ def _all_pairs_products(matrix: csr_matrix) -> float:
 def _term_words(terms: np.ndarray) -> csr_matrix:
     """Terms x words: 1 where the word is one of the term's (words numbered in sorted order)."""
     pieces = (
-        pl.DataFrame({"word": pl.Series(terms, dtype=pl.String)}).with_row_index("term")
-        .with_columns(pl.col("word").str.split(" ")).explode("word")
+        pl.DataFrame({"word": pl.Series(terms, dtype=pl.String)})
+        .with_row_index("term")
+        .with_columns(pl.col("word").str.split(" "))
+        .explode("word")
     )
     word = pieces["word"].rank("dense").cast(pl.Int64).to_numpy() - 1
     n_words = int(word.max()) + 1 if len(word) else 0
@@ -196,12 +199,15 @@ def _scaled_rows(matrix: csr_matrix, length: float) -> csr_matrix:
     if matrix.nnz:
         squares = np.add.reduceat(matrix.data.astype(np.float64) ** 2, matrix.indptr[:-1][filled])
         scale[filled] = length / np.sqrt(squares)
-    return csr_matrix(((matrix.data * np.repeat(scale, per_row)).astype(np.float32), matrix.indices, matrix.indptr),
-                      shape=matrix.shape)
+    return csr_matrix(
+        ((matrix.data * np.repeat(scale, per_row)).astype(np.float32), matrix.indices, matrix.indptr),
+        shape=matrix.shape,
+    )
 
 
-def _exact_neighbours(profile: csr_matrix, queries: np.ndarray, candidates: np.ndarray,
-                      k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _exact_neighbours(
+    profile: csr_matrix, queries: np.ndarray, candidates: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The k candidates of each query paper (never itself) whose profiles (both halves side by
     side) are most similar, by sparse products, a chunk of queries at a time; both index arrays
     sorted."""
@@ -211,7 +217,7 @@ def _exact_neighbours(profile: csr_matrix, queries: np.ndarray, candidates: np.n
     members = profile[candidates].T.tocsr()
     sources, targets, scores = [], [], []
     for start in range(0, len(queries), _CHUNK_ROWS):
-        chunk = queries[start: start + _CHUNK_ROWS]
+        chunk = queries[start : start + _CHUNK_ROWS]
         similarity = (profile[chunk] @ members).toarray()
         _not_itself(similarity, chunk, candidates)
         nearest, best = _largest(similarity, take)
@@ -255,7 +261,7 @@ def _pair_products(matrix: csr_matrix, source: np.ndarray, target: np.ndarray) -
     for start, end in pairwise(bounds):
         queries = source[start:end][new_source[start:end]]
         # Papers in a row (the search gives every paper's pairs) are a slice of the rows.
-        rows = matrix[queries[0]: queries[-1] + 1] if queries[-1] - queries[0] + 1 == len(queries) else matrix[queries]
+        rows = matrix[queries[0] : queries[-1] + 1] if queries[-1] - queries[0] + 1 == len(queries) else matrix[queries]
         spots = rows.indices + np.repeat(np.arange(len(queries)) * n_columns, np.diff(rows.indptr))
         dense[spots] = rows.data
         found = matrix[target[start:end]]
@@ -280,8 +286,12 @@ def _ranked(paper_ids: pl.Series, source: np.ndarray, target: np.ndarray, score:
         .filter(pl.col("rank") <= k)
     )
     return pl.DataFrame(
-        {"paper_id": paper_ids.gather(ranked["source"]), "similar_paper_id": paper_ids.gather(ranked["target"]),
-         "score": ranked["score"].round(4), "rank": ranked["rank"]}
+        {
+            "paper_id": paper_ids.gather(ranked["source"]),
+            "similar_paper_id": paper_ids.gather(ranked["target"]),
+            "score": ranked["score"].round(4),
+            "rank": ranked["rank"],
+        }
     ).cast(SIMILAR_SCHEMA)
 
 
@@ -292,13 +302,14 @@ def _nearest_cells(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> n
     # Copied out chunk by chunk: a slice of each chunk's ranking, kept as a view, kept the whole
     # ranking alive (10^6 papers: 3.1 GB of the search's peak).
     for start in range(0, len(vectors), _CHUNK_ROWS * 8):
-        similarity = vectors[start: start + _CHUNK_ROWS * 8] @ centroids.T
-        nearest[start: start + len(similarity)] = np.argpartition(-similarity, probes - 1, axis=1)[:, :probes]
+        similarity = vectors[start : start + _CHUNK_ROWS * 8] @ centroids.T
+        nearest[start : start + len(similarity)] = np.argpartition(-similarity, probes - 1, axis=1)[:, :probes]
     return nearest
 
 
-def _neighbours(vectors: np.ndarray, queries: np.ndarray, candidates: np.ndarray,
-                k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _neighbours(
+    vectors: np.ndarray, queries: np.ndarray, candidates: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The k most similar candidates of each query paper (never itself), by exact cosine, a
     chunk of queries at a time; both index arrays sorted."""
     take = min(k, len(candidates))
@@ -307,7 +318,7 @@ def _neighbours(vectors: np.ndarray, queries: np.ndarray, candidates: np.ndarray
     members = vectors[candidates]
     sources, targets, scores = [], [], []
     for start in range(0, len(queries), _CHUNK_ROWS):
-        chunk = queries[start: start + _CHUNK_ROWS]
+        chunk = queries[start : start + _CHUNK_ROWS]
         similarity = vectors[chunk] @ members.T
         _not_itself(similarity, chunk, candidates)
         nearest, best = _largest(similarity, take)

@@ -75,8 +75,14 @@ def labels_path(out_dir: Path) -> Path:
     return out_dir.with_name(out_dir.name + ".labels.csv")
 
 
-def write_corpus(seed_abstracts: list[str], n_papers: int, out_dir: Path, per_file: int = 10_000,
-                 duplicate_share: float = 0.1, seed: int = 0) -> Path:
+def write_corpus(
+    seed_abstracts: list[str],
+    n_papers: int,
+    out_dir: Path,
+    per_file: int = 10_000,
+    duplicate_share: float = 0.1,
+    seed: int = 0,
+) -> Path:
     """Write list files of ``per_file`` abstracts each and their labels; return the labels path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     labels = labels_path(out_dir)

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from paperhouse.parse_cache import read_records
 from paperhouse.names import extract_method_names
+from paperhouse.parse_cache import read_records
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.terms import index_terms, singular, variant_key
 from paperhouse.topics import TopicModel, fit_topics, max_topic_share, npmi_coherence
@@ -121,9 +121,10 @@ def evaluate_keyphrases(papers: pl.DataFrame) -> dict:
         per_split: dict = {}
         for split, entries in _splits(gold).items():
             per_split[split] = {
-                f"f1@{k}": round(float(np.mean([
-                    score_at(predicted.get(_paper_id(e), []), e["keyphrases"], k).f1 for e in entries
-                ])), 4)
+                f"f1@{k}": round(
+                    float(np.mean([score_at(predicted.get(_paper_id(e), []), e["keyphrases"], k).f1 for e in entries])),
+                    4,
+                )
                 for k in CUTOFFS
             }
         report["systems"][name] = per_split
@@ -230,30 +231,47 @@ def targets_met(report: dict) -> dict[str, bool]:
     topics = report["topics"]
     return {
         **beats,
-        f"method name precision >= {TARGET_METHOD_NAME_PRECISION}":
-            (report["method_names"]["all"]["precision"] or 0) >= TARGET_METHOD_NAME_PRECISION,
-        "no catch-all topic": topics["systems"]["paperhouse"]["largest_topic_share"] <= max_topic_share(topics["topics"]),
+        f"method name precision >= {TARGET_METHOD_NAME_PRECISION}": (report["method_names"]["all"]["precision"] or 0)
+        >= TARGET_METHOD_NAME_PRECISION,
+        "no catch-all topic": topics["systems"]["paperhouse"]["largest_topic_share"]
+        <= max_topic_share(topics["topics"]),
     }
 
 
 def format_report(report: dict) -> str:
     keyphrases, names, topics = report["keyphrases"], report["method_names"], report["topics"]
-    lines = [f"Keyphrases: {keyphrases['abstracts']} gold abstracts (dev = seed files 000-001, held out = 002-003)",
-             f"  {'system':<16}" + "".join(f"{f'{split} f1@{k}':>18}" for split in ('all', 'dev', 'held_out') for k in CUTOFFS)]
+    lines = [
+        f"Keyphrases: {keyphrases['abstracts']} gold abstracts (dev = seed files 000-001, held out = 002-003)",
+        f"  {'system':<16}"
+        + "".join(f"{f'{split} f1@{k}':>18}" for split in ("all", "dev", "held_out") for k in CUTOFFS),
+    ]
     for name, scores in keyphrases["systems"].items():
-        lines.append(f"  {name:<16}" + "".join(f"{scores[s][f'f1@{k}']:>18.4f}" for s in ("all", "dev", "held_out") for k in CUTOFFS))
+        lines.append(
+            f"  {name:<16}"
+            + "".join(f"{scores[s][f'f1@{k}']:>18.4f}" for s in ("all", "dev", "held_out") for k in CUTOFFS)
+        )
     lines.append("Method names (precision = correct / named; recall = correct / papers with a gold name)")
     for split in ("all", "dev", "held_out"):
         row = names[split]
-        lines.append(f"  {split:<9} named {row['predicted']:>3}  correct {row['correct']:>3}  "
-                     f"precision {row['precision']}  recall {row['recall']}")
+        lines.append(
+            f"  {split:<9} named {row['predicted']:>3}  correct {row['correct']:>3}  "
+            f"precision {row['precision']}  recall {row['recall']}"
+        )
     lines += [f"  wrong: {w['paper']}: {w['predicted']!r} (gold {w['gold']!r})" for w in names["wrong"]]
     lines.append(f"Topics: {topics['topics']} chosen by coherence; sizes tried (k, mean NPMI, largest share):")
-    lines.append("  " + "  ".join(f"{t['n_topics']}: {t['coherence']:.3f}/{t['largest_share']:.2f}{'*' if t['chosen'] else ''}"
-                                  for t in topics["selection"] if t["coherence"] is not None))
+    lines.append(
+        "  "
+        + "  ".join(
+            f"{t['n_topics']}: {t['coherence']:.3f}/{t['largest_share']:.2f}{'*' if t['chosen'] else ''}"
+            for t in topics["selection"]
+            if t["coherence"] is not None
+        )
+    )
     for name, row in topics["systems"].items():
-        lines.append(f"  {name:<12} mean NPMI {row['npmi']:>7.4f}   largest topic {row['largest_topic_share']:.0%}"
-                     f"   e.g. {row['labels'][0]!r}")
+        lines.append(
+            f"  {name:<12} mean NPMI {row['npmi']:>7.4f}   largest topic {row['largest_topic_share']:.0%}"
+            f"   e.g. {row['labels'][0]!r}"
+        )
     lines.append("Targets")
     lines += [f"  {'met ' if ok else 'MISS'} {name}" for name, ok in targets_met(report).items()]
     return "\n".join(lines)

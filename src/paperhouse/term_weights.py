@@ -12,9 +12,12 @@ from scipy.sparse import csr_matrix
 
 from paperhouse.arrays import ColumnBuffer, stable_argsort
 
-
 PAPER_TERM_SCHEMA = {
-    "paper_id": pl.String, "term": pl.String, "occurrences": pl.Int32, "weight": pl.Float64, "rank": pl.Int32
+    "paper_id": pl.String,
+    "term": pl.String,
+    "occurrences": pl.Int32,
+    "weight": pl.Float64,
+    "rank": pl.Int32,
 }
 
 
@@ -51,8 +54,9 @@ class TermWeights:
     terms: np.ndarray  # sorted
 
 
-def weigh(parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series,
-           max_terms: int) -> tuple[pl.DataFrame, TermWeights]:
+def weigh(
+    parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series, max_terms: int
+) -> tuple[pl.DataFrame, TermWeights]:
     """TF-IDF, scaled by how often the term ends a noun phrase, halved inside a longer phrase:
     each paper's ``max_terms`` best, ranked, and every weight as a matrix.
 
@@ -115,14 +119,22 @@ _BEST_COLUMNS = {"paper": np.uint32, "term": np.uint32, "count": np.int32, "weig
 _LINKING_COLUMNS = {"paper": np.uint32, "term": np.int32, "weight": np.float64}  # int32: a matrix's column index
 
 
-def _weigh_papers(pairs: np.ndarray, count: np.ndarray, first_paper: np.uint64, by_term: dict[str, np.ndarray],
-                  sub_phrases: list[np.ndarray], max_terms: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _weigh_papers(
+    pairs: np.ndarray,
+    count: np.ndarray,
+    first_paper: np.uint64,
+    by_term: dict[str, np.ndarray],
+    sub_phrases: list[np.ndarray],
+    max_terms: int,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """``weigh`` for the sorted pairs of ``_PAPERS_PER_WEIGHING`` papers from ``first_paper``: the rows
     of their ``max_terms`` best terms, and the rows of the weight matrix."""
     paper, term = pairs >> np.uint64(32), (pairs & np.uint64(0xFFFFFFFF)).astype(np.int64)
     enclosing = _enclosing_counts(pairs, term, count, sub_phrases)
     tfidf = (
-        (1 + np.log(count)) * by_term["idf"][term] * by_term["established"][term]
+        (1 + np.log(count))
+        * by_term["idf"][term]
+        * by_term["established"][term]
         * (_MODIFIER_FLOOR + (1 - _MODIFIER_FLOOR) * by_term["head_share"][term])
         * np.where(by_term["n_words"][term] > 1, _PHRASE_BONUS, 1.0)
         * np.where(enclosing >= count, _SUBSUMED_DISCOUNT, 1.0)
@@ -185,7 +197,9 @@ def _sub_phrases(terms: pl.DataFrame, vocabulary: pl.DataFrame) -> list[np.ndarr
     return found_inner
 
 
-def _enclosing_counts(pairs: np.ndarray, term: np.ndarray, count: np.ndarray, sub_phrases: list[np.ndarray]) -> np.ndarray:
+def _enclosing_counts(
+    pairs: np.ndarray, term: np.ndarray, count: np.ndarray, sub_phrases: list[np.ndarray]
+) -> np.ndarray:
     """For each (paper, term) pair, in sorted order, the most occurrences in the paper of a phrase one
     word longer that holds the term and ends noun phrases (0 when none)."""
     enclosing = np.zeros(len(pairs), dtype=count.dtype)

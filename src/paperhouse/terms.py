@@ -29,9 +29,10 @@ At 10^6 papers the (paper, n-gram) counts, 12 bytes each, are most of the memory
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -75,9 +76,25 @@ from paperhouse.term_words import (
 
 # The public names of the terms, wherever they live.
 __all__ = [
-    "ALIAS_KINDS", "ALIAS_SCHEMA", "FUNCTION_WORDS", "MAX_SHARED_TERMS_PER_PAPER", "MAX_TERMS_PER_PAPER",
-    "PAPER_TERM_SCHEMA", "STOPWORDS", "TERM_KINDS", "TERM_SCHEMA", "PaperWords", "TermIndex", "TermWeights",
-    "index_terms", "index_words", "phrase_recurrence", "read_words", "singular", "variant_key", "verb_lemmas",
+    "ALIAS_KINDS",
+    "ALIAS_SCHEMA",
+    "FUNCTION_WORDS",
+    "MAX_SHARED_TERMS_PER_PAPER",
+    "MAX_TERMS_PER_PAPER",
+    "PAPER_TERM_SCHEMA",
+    "STOPWORDS",
+    "TERM_KINDS",
+    "TERM_SCHEMA",
+    "PaperWords",
+    "TermIndex",
+    "TermWeights",
+    "index_terms",
+    "index_words",
+    "phrase_recurrence",
+    "read_words",
+    "singular",
+    "variant_key",
+    "verb_lemmas",
     "verb_uses",
 ]
 
@@ -125,7 +142,9 @@ class TermIndex:
 
 
 _EMPTY_INDEX = TermIndex(
-    pl.DataFrame(schema=TERM_SCHEMA), pl.DataFrame(schema=PAPER_TERM_SCHEMA), pl.DataFrame(schema=ALIAS_SCHEMA),
+    pl.DataFrame(schema=TERM_SCHEMA),
+    pl.DataFrame(schema=PAPER_TERM_SCHEMA),
+    pl.DataFrame(schema=ALIAS_SCHEMA),
     TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str)),
 )
 
@@ -171,8 +190,12 @@ def read_words(papers: pl.DataFrame) -> PaperWords:
         return PaperWords(paper_index, spelled, spellings, expansions, capitalised.result())
 
 
-def index_words(words: PaperWords, max_words: int = 4, max_terms: int = MAX_TERMS_PER_PAPER,
-                before_counting: Callable[[], object] = lambda: None) -> TermIndex:
+def index_words(
+    words: PaperWords,
+    max_words: int = 4,
+    max_terms: int = MAX_TERMS_PER_PAPER,
+    before_counting: Callable[[], object] = lambda: None,
+) -> TermIndex:
     """The papers' words (``read_words``) -> their ranked terms. ``before_counting`` is called
     once the words are coded, before the counting of their n-grams, the indexing's peak."""
     if words.spellings.height == 0:  # no papers, or papers without a word
@@ -236,13 +259,17 @@ def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
     verbs = verb_lemmas(pl.concat([_NO_VERB_USES, *uses]))
     # Words are classified and singularised once per distinct spelling, then looked up by number.
     numbered = spelling_numbers.values.rename("token").to_frame().with_row_index("spelling")
-    spellings = lemma_column(numbered, "token").sort("spelling").with_columns(
-        ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
-        | pl.col("token").is_in(STOPWORDS)
-        | (pl.col("token").str.len_chars() < 2)
-        | (pl.col("token").str.contains(ADVERB) & ~pl.col("token").is_in(NOUNS_IN_LY))
-        | (pl.col("lemma").is_in(verbs.implode()) & ~pl.col("token").str.ends_with("ing")),
-        before_verb=pl.col("token").is_in(BEFORE_VERB),
+    spellings = (
+        lemma_column(numbered, "token")
+        .sort("spelling")
+        .with_columns(
+            ends_chunk=~pl.col("token").str.contains(r"^\p{L}")
+            | pl.col("token").is_in(STOPWORDS)
+            | (pl.col("token").str.len_chars() < 2)
+            | (pl.col("token").str.contains(ADVERB) & ~pl.col("token").is_in(NOUNS_IN_LY))
+            | (pl.col("lemma").is_in(verbs.implode()) & ~pl.col("token").str.ends_with("ing")),
+            before_verb=pl.col("token").is_in(BEFORE_VERB),
+        )
     )
     return spelled, spellings
 
@@ -258,7 +285,8 @@ def _tokens(spelled: list[SpelledBatch], spellings: pl.DataFrame, acronyms: Acro
     coded = []
     while spelled:
         tokens = (
-            _spelled_words(spelled.pop(0)).lazy()
+            _spelled_words(spelled.pop(0))
+            .lazy()
             .with_columns(starts_paper=pl.col("paper_idx") != pl.col("paper_idx").shift(1, fill_value=-1))
             .with_columns(
                 is_break=flag("ends_chunk") | (flag("before_verb").shift(1, fill_value=False) & ~pl.col("starts_paper"))
@@ -302,8 +330,9 @@ def _pieces(papers: pl.DataFrame) -> pl.LazyFrame:
     )
 
 
-def _merge_spellings(parts: list[pl.DataFrame], vocabulary: pl.DataFrame,
-                     stock: pl.Series) -> tuple[list[pl.DataFrame], pl.DataFrame]:
+def _merge_spellings(
+    parts: list[pl.DataFrame], vocabulary: pl.DataFrame, stock: pl.Series
+) -> tuple[list[pl.DataFrame], pl.DataFrame]:
     """The parts of the (paper, term) counts, each still in paper order, with spelling variants
     merged into one term (the variant written most often, then the first in order) and then
     ``stock`` terms dropped; and the merged spellings as aliases.
@@ -337,9 +366,9 @@ def _merge_spellings(parts: list[pl.DataFrame], vocabulary: pl.DataFrame,
         .sort("paper_idx")
     )
     merged = [*untouched, regrouped.cast(untouched[0].schema)]
-    aliases = variants.join(vocabulary.rename({"term_idx": "preferred", "term": "preferred_term"}), on="preferred").select(
-        alias="term", term="preferred_term", alias_kind=pl.lit("spelling"), papers=pl.col("papers").cast(pl.Int32)
-    )
+    aliases = variants.join(
+        vocabulary.rename({"term_idx": "preferred", "term": "preferred_term"}), on="preferred"
+    ).select(alias="term", term="preferred_term", alias_kind=pl.lit("spelling"), papers=pl.col("papers").cast(pl.Int32))
     return merged, aliases
 
 
@@ -353,8 +382,14 @@ def _term_sums(parts: list[pl.DataFrame], n_terms: int) -> pl.DataFrame:
         uses += np.bincount(term_idx, weights=part["count"].to_numpy(), minlength=n_terms).astype(np.int64)
         heads += np.bincount(term_idx, weights=part["heads"].to_numpy(), minlength=n_terms).astype(np.int64)
     occurring = np.flatnonzero(papers)
-    return pl.DataFrame({"term_idx": occurring.astype(np.uint32), "papers": papers[occurring],
-                         "uses": uses[occurring], "heads": heads[occurring]})
+    return pl.DataFrame(
+        {
+            "term_idx": occurring.astype(np.uint32),
+            "papers": papers[occurring],
+            "uses": uses[occurring],
+            "heads": heads[occurring],
+        }
+    )
 
 
 def _stock_terms(vocabulary: pl.DataFrame) -> pl.Series:

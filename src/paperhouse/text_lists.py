@@ -148,4 +148,3 @@ def _file_headers(paragraphs: pl.DataFrame) -> pl.DataFrame:
         schema={"file_sha256": pl.String, "header": pl.String, "venue": pl.String, "year": pl.Int32},
         orient="row",
     )
-

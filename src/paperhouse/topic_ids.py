@@ -29,7 +29,7 @@ out no id twice. The same input twice gives the same topics, so the same ids and
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import numpy as np
@@ -84,8 +84,12 @@ class Identification:
 
 
 def empty_history() -> TopicHistory:
-    return TopicHistory(pl.DataFrame(schema=_TOPICS_SCHEMA), pl.DataFrame(schema=_PRIMARY_SCHEMA),
-                        pl.DataFrame(schema=_TERMS_SCHEMA), pl.DataFrame(schema=REGISTRY_SCHEMA))
+    return TopicHistory(
+        pl.DataFrame(schema=_TOPICS_SCHEMA),
+        pl.DataFrame(schema=_PRIMARY_SCHEMA),
+        pl.DataFrame(schema=_TERMS_SCHEMA),
+        pl.DataFrame(schema=REGISTRY_SCHEMA),
+    )
 
 
 def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
@@ -112,8 +116,12 @@ def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
             ) where position = 1
         """).pl()
     terms = con.execute(f"select topic_id, term from {RAW_SCHEMA}.topic_term_weights").pl()
-    return replace(history, topics=_cast(topics, _TOPICS_SCHEMA), primaries=_cast(primaries, _PRIMARY_SCHEMA),
-                   terms=_cast(terms, _TERMS_SCHEMA))
+    return replace(
+        history,
+        topics=_cast(topics, _TOPICS_SCHEMA),
+        primaries=_cast(primaries, _PRIMARY_SCHEMA),
+        terms=_cast(terms, _TERMS_SCHEMA),
+    )
 
 
 def _cast(frame: pl.DataFrame, schema: dict) -> pl.DataFrame:
@@ -126,12 +134,16 @@ def previous_size(con: duckdb.DuckDBPyConnection) -> int | None:
     hold the previous run's paper rows)."""
     if not table_exists(con, RAW_SCHEMA, "topics"):
         return None
-    columns = {row[0] for row in con.execute(
-        "select column_name from duckdb_columns() where schema_name = ? and table_name = 'topics'", [RAW_SCHEMA]
-    ).fetchall()}
+    columns = {
+        row[0]
+        for row in con.execute(
+            "select column_name from duckdb_columns() where schema_name = ? and table_name = 'topics'", [RAW_SCHEMA]
+        ).fetchall()
+    }
     if "level" not in columns:
         return con.execute(f"select count(*) from {RAW_SCHEMA}.topics").fetchone()[0] or None
     return con.execute(f"select count(*) from {RAW_SCHEMA}.topics where level = ?", [TOPIC_LEVEL]).fetchone()[0] or None
+
 
 def append(con: duckdb.DuckDBPyConnection, entries: pl.DataFrame) -> None:
     """Add registry rows (inside the caller's transaction); existing rows are never touched."""
@@ -155,15 +167,22 @@ def assign(model: TopicModel, history: TopicHistory, run_id: str | None, now: da
         new_ids = topics["topic_id"].sort().to_list()
         old_ids = previous.filter(pl.col("level") == level)["topic_id"].sort().to_list()
         matched, successors = _match(
-            old_ids, history.primaries.filter(pl.col("level") == level), history.terms,
-            new_ids, _primaries(papers), terms.select("topic_id", "term"),
+            old_ids,
+            history.primaries.filter(pl.col("level") == level),
+            history.terms,
+            new_ids,
+            _primaries(papers),
+            terms.select("topic_id", "term"),
         )
         mapping.update({new: old for old, new in matched.items()})
         for old in old_ids:
             if old not in matched:
                 retired_rows.append((old, level, successors.get(old)))
-    level_of = {topic: level for level, frame in ((TOPIC_LEVEL, model.topics), (SUBTOPIC_LEVEL, model.subtopics))
-                for topic in frame["topic_id"].to_list()}
+    level_of = {
+        topic: level
+        for level, frame in ((TOPIC_LEVEL, model.topics), (SUBTOPIC_LEVEL, model.subtopics))
+        for topic in frame["topic_id"].to_list()
+    }
     minted = []
     for new in sorted(level_of, key=lambda topic: (level_of[topic], topic)):
         if new not in mapping:
@@ -176,28 +195,44 @@ def assign(model: TopicModel, history: TopicHistory, run_id: str | None, now: da
 
     generation = int(history.registry["generation"].max() or 0) + 1
     rows = [(topic, MINTED, level, None) for topic, level in minted] + [
-        (old, RETIRED, level, None if successor is None else mapping[successor]) for old, level, successor in retired_rows
+        (old, RETIRED, level, None if successor is None else mapping[successor])
+        for old, level, successor in retired_rows
     ]
     entries = pl.DataFrame(
         {
-            "topic_id": [r[0] for r in rows], "event": [r[1] for r in rows], "level": [r[2] for r in rows],
-            "successor_topic_id": [r[3] for r in rows], "generation": [generation] * len(rows),
-            "run_id": [run_id] * len(rows), "recorded_at": [_utc(now)] * len(rows),
+            "topic_id": [r[0] for r in rows],
+            "event": [r[1] for r in rows],
+            "level": [r[2] for r in rows],
+            "successor_topic_id": [r[3] for r in rows],
+            "generation": [generation] * len(rows),
+            "run_id": [run_id] * len(rows),
+            "recorded_at": [_utc(now)] * len(rows),
         },
         schema=REGISTRY_SCHEMA,
     ).sort("topic_id", "event")
     kept = len(mapping) - len(minted) + len(unregistered)
-    return Identification(_renumbered(model, mapping), entries, kept, len(minted) - len(unregistered), len(retired_rows))
+    return Identification(
+        _renumbered(model, mapping), entries, kept, len(minted) - len(unregistered), len(retired_rows)
+    )
 
 
 def _primaries(paper_topics: pl.DataFrame) -> pl.DataFrame:
     """Each paper's primary topic (largest share, then smallest id), as the marts choose it."""
-    return paper_topics.sort(["paper_id", "weight", "topic_id"], descending=[False, True, False]).unique(
-        "paper_id", keep="first").select("paper_id", "topic_id")
+    return (
+        paper_topics.sort(["paper_id", "weight", "topic_id"], descending=[False, True, False])
+        .unique("paper_id", keep="first")
+        .select("paper_id", "topic_id")
+    )
 
 
-def _match(old_ids: list[int], old_papers: pl.DataFrame, old_terms: pl.DataFrame, new_ids: list[int],
-           new_papers: pl.DataFrame, new_terms: pl.DataFrame) -> tuple[dict[int, int], dict[int, int]]:
+def _match(
+    old_ids: list[int],
+    old_papers: pl.DataFrame,
+    old_terms: pl.DataFrame,
+    new_ids: list[int],
+    new_papers: pl.DataFrame,
+    new_terms: pl.DataFrame,
+) -> tuple[dict[int, int], dict[int, int]]:
     """old id -> new id for the topics that persist; and for every old topic sharing papers with a
     new one, the new topic holding most of them (its successor, should it retire)."""
     from scipy.optimize import linear_sum_assignment
@@ -217,8 +252,12 @@ def _match(old_ids: list[int], old_papers: pl.DataFrame, old_terms: pl.DataFrame
     old_size = _sizes(old_here, old_row)
     new_size = _sizes(new_seen, new_column)
     shared_terms = np.zeros_like(shared_papers)
-    terms_both = old_terms.filter(pl.col("topic_id").is_in(old_ids)).join(
-        new_terms, on="term", suffix="_new").group_by("topic_id", "topic_id_new").len()
+    terms_both = (
+        old_terms.filter(pl.col("topic_id").is_in(old_ids))
+        .join(new_terms, on="term", suffix="_new")
+        .group_by("topic_id", "topic_id_new")
+        .len()
+    )
     for old, new, count in terms_both.iter_rows():
         if new in new_column:
             shared_terms[old_row[old], new_column[new]] = count
@@ -242,7 +281,9 @@ def _match(old_ids: list[int], old_papers: pl.DataFrame, old_terms: pl.DataFrame
     score = np.where(may_match, (paper_jaccard + term_jaccard) / 2 + 1.0, 0.0)  # any allowed pair beats none
     rows, columns = linear_sum_assignment(-score)
     matched = {old_ids[i]: new_ids[j] for i, j in zip(rows, columns) if may_match[i, j]}
-    successors = {old: new_ids[int(shared_papers[i].argmax())] for i, old in enumerate(old_ids) if shared_papers[i].max() > 0}
+    successors = {
+        old: new_ids[int(shared_papers[i].argmax())] for i, old in enumerate(old_ids) if shared_papers[i].max() > 0
+    }
     return matched, successors
 
 
@@ -259,7 +300,9 @@ def _renumbered(model: TopicModel, mapping: dict[int, int]) -> TopicModel:
     new = pl.Series(list(mapping.values()), dtype=pl.Int32)
 
     def renumber(frame: pl.DataFrame, *columns: str, order: tuple[str, ...]) -> pl.DataFrame:
-        return frame.with_columns(pl.col(c).replace_strict(old, new, return_dtype=pl.Int32) for c in columns).sort(order)
+        return frame.with_columns(pl.col(c).replace_strict(old, new, return_dtype=pl.Int32) for c in columns).sort(
+            order
+        )
 
     return replace(
         model,
@@ -274,4 +317,4 @@ def _renumbered(model: TopicModel, mapping: dict[int, int]) -> TopicModel:
 
 def _utc(moment: datetime) -> datetime:
     """A naive UTC timestamp: plain TIMESTAMP columns read the same in every client and time zone."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.astimezone(UTC).replace(tzinfo=None)

@@ -53,8 +53,12 @@ from paperhouse.terms import TermWeights, singular
 PAPER_TOPIC_SCHEMA = {"paper_id": pl.String, "topic_id": pl.Int32, "weight": pl.Float64}
 TOPIC_TERM_SCHEMA = {"topic_id": pl.Int32, "term": pl.String, "weight": pl.Float64, "rank": pl.Int32}
 TOPIC_SCHEMA = {
-    "topic_id": pl.Int32, "level": pl.Int32, "parent_topic_id": pl.Int32, "label": pl.String,
-    "n_papers": pl.Int32, "coherence": pl.Float64,
+    "topic_id": pl.Int32,
+    "level": pl.Int32,
+    "parent_topic_id": pl.Int32,
+    "label": pl.String,
+    "n_papers": pl.Int32,
+    "coherence": pl.Float64,
 }
 SELECTION_SCHEMA = {"n_topics": pl.Int32, "coherence": pl.Float64, "largest_share": pl.Float64, "chosen": pl.Boolean}
 TOPIC_LEVEL, SUBTOPIC_LEVEL = 1, 2
@@ -117,11 +121,7 @@ class TopicModel:
 
 
 _ENDINGS = frozenset(
-    "s es e ed d ing y ies ied ying er ers ly ion ions ation ations ative atives ate ated ates ating ive ives al als "
-    "ally ality alities ity ities ize ized izes izing izer izers ization izations ise ised ises ising iser isation "
-    "ment ments ness ful fully fulness ic ics ical ically icity ism isms ist ists ance ances ence ences ant ants ent "
-    "ents able ible ably ibly ibility ability bility ous ously ousness iveness ivity ivities or ors ator ators ency "
-    "ancy ings edly ingly ial ially ian ians iness ier iest est alism".split()
+    ["s", "es", "e", "ed", "d", "ing", "y", "ies", "ied", "ying", "er", "ers", "ly", "ion", "ions", "ation", "ations", "ative", "atives", "ate", "ated", "ates", "ating", "ive", "ives", "al", "als", "ally", "ality", "alities", "ity", "ities", "ize", "ized", "izes", "izing", "izer", "izers", "ization", "izations", "ise", "ised", "ises", "ising", "iser", "isation", "ment", "ments", "ness", "ful", "fully", "fulness", "ic", "ics", "ical", "ically", "icity", "ism", "isms", "ist", "ists", "ance", "ances", "ence", "ences", "ant", "ants", "ent", "ents", "able", "ible", "ably", "ibly", "ibility", "ability", "bility", "ous", "ously", "ousness", "iveness", "ivity", "ivities", "or", "ors", "ator", "ators", "ency", "ancy", "ings", "edly", "ingly", "ial", "ially", "ian", "ians", "iness", "ier", "iest", "est", "alism"]
 )
 
 
@@ -131,7 +131,7 @@ def _is_ending(rest: str, pieces: int) -> bool:
     if not rest:
         return True
     return pieces > 0 and any(
-        rest.startswith(ending) and _is_ending(rest[len(ending):], pieces - 1) for ending in _ENDINGS
+        rest.startswith(ending) and _is_ending(rest[len(ending) :], pieces - 1) for ending in _ENDINGS
     )
 
 
@@ -152,8 +152,10 @@ def same_word(a: str, b: str) -> bool:
         return True
     for stem in range(common, 1, -1):
         pieces, last = (3 if stem >= 4 else 1), a[stem - 1]
-        if all(_is_ending(rest, pieces) or (rest[:1] == last and _is_ending(rest[1:], pieces))
-               for rest in (a[stem:], b[stem:])):
+        if all(
+            _is_ending(rest, pieces) or (rest[:1] == last and _is_ending(rest[1:], pieces))
+            for rest in (a[stem:], b[stem:])
+        ):
             return True
     return False
 
@@ -213,7 +215,9 @@ def text_presence(texts: list[str], terms: np.ndarray) -> csc_matrix:
     if not texts or not keys:
         return csc_matrix((len(texts), len(keys)))
     words = (
-        pl.DataFrame({"row": np.arange(len(texts), dtype=np.int64), "text": texts}, schema={"row": pl.Int64, "text": pl.String})
+        pl.DataFrame(
+            {"row": np.arange(len(texts), dtype=np.int64), "text": texts}, schema={"row": pl.Int64, "text": pl.String}
+        )
         .select("row", word=pl.col("text").str.to_lowercase().str.extract_all(_WORD.pattern))
         .explode("word")
         .drop_nulls("word")
@@ -247,8 +251,10 @@ def sample_texts(papers: pl.DataFrame, paper_ids: pl.Series | None = None) -> pl
     ids = (paper_ids if paper_ids is not None else papers["paper_id"].unique()).sort()
     chosen = ids[spread_sample(len(ids), _SAMPLE)]
     picked = papers.filter(pl.col("paper_id").is_in(chosen.implode()))
-    return pl.DataFrame({"paper_id": picked["paper_id"].to_list(), "text": picked["text"].to_list()},
-                        schema={"paper_id": pl.String, "text": pl.String})
+    return pl.DataFrame(
+        {"paper_id": picked["paper_id"].to_list(), "text": picked["text"].to_list()},
+        schema={"paper_id": pl.String, "text": pl.String},
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,12 +317,16 @@ def import_sklearn() -> None:
     the topic model and the neighbour search run side by side, and two threads importing
     scikit-learn at once fail on a partially initialised ``sklearn.base``."""
     with _SKLEARN_IMPORT:
-        import sklearn.cluster  # noqa: F401
+        import sklearn.cluster
         import sklearn.decomposition  # noqa: F401
 
 
-def fit_topics(weights: TermWeights, n_topics: int | None = None, texts: pl.DataFrame | None = None,
-               previous_size: int | None = None) -> TopicModel:
+def fit_topics(
+    weights: TermWeights,
+    n_topics: int | None = None,
+    texts: pl.DataFrame | None = None,
+    previous_size: int | None = None,
+) -> TopicModel:
     """Papers' term weights (e.g. TF-IDF) -> topics and subtopics, the number of topics chosen by
     coherence unless ``n_topics``. ``texts`` (``paper_id``, ``text``; ``sample_texts``) are what
     the top terms' coherence is measured on; ``previous_size`` is the last run's number of topics."""
@@ -353,8 +363,14 @@ def fit_topics(weights: TermWeights, n_topics: int | None = None, texts: pl.Data
         # The size is judged on the term weights' own co-occurrences, whether or not texts are given,
         # so the texts never change which model is kept.
         coherence = np.array([_top_terms(row, used, terms)[2] for row in model.components_])
-        return _Trial(k, float(coherence.mean()), float(coherence.std() / math.sqrt(k)), float(shares.max()),
-                      model, sample_weights)
+        return _Trial(
+            k,
+            float(coherence.mean()),
+            float(coherence.std() / math.sqrt(k)),
+            float(shares.max()),
+            model,
+            sample_weights,
+        )
 
     # The solver's matrix products are small: OpenBLAS threads cost more to wake than they save
     # (3x slower fits measured with two threads on two cores). The cores fit sizes side by side
@@ -364,14 +380,14 @@ def fit_topics(weights: TermWeights, n_topics: int | None = None, texts: pl.Data
     sizes = [n_topics] if n_topics else candidate_sizes(n_papers, previous_size)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         # Which texts hold which terms is read beside the first fits (it is only needed after them).
-        reading = None if texts is None else pool.submit(
-            text_presence, _aligned_texts(texts, paper_ids[sample]), terms)
+        reading = None if texts is None else pool.submit(text_presence, _aligned_texts(texts, paper_ids[sample]), terms)
         trials = sorted(pool.map(trial, sorted(sizes, reverse=True)), key=lambda t: t.n_topics)
         held = used if reading is None else reading.result()
         best = choose(trials, previous_size)
         paper_weights = best.sample_weights if n_papers <= _SAMPLE else best.model.transform(matrix)
         selection = pl.DataFrame(
-            [(t.n_topics, t.coherence, t.largest_share, t is best) for t in trials], schema=SELECTION_SCHEMA,
+            [(t.n_topics, t.coherence, t.largest_share, t is best) for t in trials],
+            schema=SELECTION_SCHEMA,
             orient="row",
         )
         level = _describe(paper_ids, terms, paper_weights, best.model.components_, held, selection)
@@ -386,8 +402,9 @@ def spread_sample(n_papers: int, size: int) -> slice:
 
 def _aligned_texts(texts: pl.DataFrame, paper_ids: pl.Series) -> list[str]:
     """The texts of ``paper_ids``, in their order ("" for a paper without one)."""
-    found = pl.DataFrame({"paper_id": paper_ids}).join(texts.select("paper_id", "text"), on="paper_id", how="left",
-                                                       maintain_order="left")
+    found = pl.DataFrame({"paper_id": paper_ids}).join(
+        texts.select("paper_id", "text"), on="paper_id", how="left", maintain_order="left"
+    )
     return found["text"].fill_null("").to_list()
 
 
@@ -444,8 +461,14 @@ class _Level(NamedTuple):
     described: list  # per component: (term columns, weights, coherence), as _top_terms gives them
 
 
-def _describe(paper_ids: pl.Series, terms: np.ndarray, weights: np.ndarray, components: np.ndarray,
-              held: csc_matrix, selection: pl.DataFrame) -> _Level:
+def _describe(
+    paper_ids: pl.Series,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    components: np.ndarray,
+    held: csc_matrix,
+    selection: pl.DataFrame,
+) -> _Level:
     """The level-1 tables of a model: topics numbered 1.. by size, then top term."""
     shares = _shares(weights)
     described = [_top_terms(row, held, terms) for row in components]
@@ -456,7 +479,9 @@ def _describe(paper_ids: pl.Series, terms: np.ndarray, weights: np.ndarray, comp
     topics = _topic_rows(topic_id, TOPIC_LEVEL, [None] * len(order), described, terms, sizes)
     model = TopicModel(
         _paper_rows(paper_ids, np.arange(len(paper_ids)), shares, topic_id),
-        _term_rows(topic_id, described, terms), topics, selection,
+        _term_rows(topic_id, described, terms),
+        topics,
+        selection,
     )
     return _Level(model, topic_id, described)
 
@@ -484,19 +509,24 @@ def _paper_rows(paper_ids: pl.Series, rows: np.ndarray, shares: np.ndarray, topi
 
 
 def _term_rows(topic_id: np.ndarray, described: list, terms: np.ndarray) -> pl.DataFrame:
-    return pl.DataFrame(
-        {
-            "topic_id": np.concatenate([np.repeat(topic_id[t], len(d[0])) for t, d in enumerate(described)]),
-            "term": np.concatenate([terms[d[0]] for d in described]),
-            "weight": np.round(np.concatenate([d[1] for d in described]), 6),
-            "rank": np.concatenate([np.arange(1, len(d[0]) + 1, dtype=np.int32) for d in described]),
-        },
-        schema=TOPIC_TERM_SCHEMA,
-    ).filter(pl.col("weight") > 0).sort("topic_id", "rank")
+    return (
+        pl.DataFrame(
+            {
+                "topic_id": np.concatenate([np.repeat(topic_id[t], len(d[0])) for t, d in enumerate(described)]),
+                "term": np.concatenate([terms[d[0]] for d in described]),
+                "weight": np.round(np.concatenate([d[1] for d in described]), 6),
+                "rank": np.concatenate([np.arange(1, len(d[0]) + 1, dtype=np.int32) for d in described]),
+            },
+            schema=TOPIC_TERM_SCHEMA,
+        )
+        .filter(pl.col("weight") > 0)
+        .sort("topic_id", "rank")
+    )
 
 
-def _topic_rows(topic_id: np.ndarray, level: int, parents: list, described: list, terms: np.ndarray,
-                sizes: np.ndarray) -> pl.DataFrame:
+def _topic_rows(
+    topic_id: np.ndarray, level: int, parents: list, described: list, terms: np.ndarray, sizes: np.ndarray
+) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "topic_id": topic_id,
@@ -510,9 +540,17 @@ def _topic_rows(topic_id: np.ndarray, level: int, parents: list, described: list
     ).sort("topic_id")
 
 
-def _with_subtopics(level: _Level, paper_ids: pl.Series, matrix: csr_matrix, sample: slice,
-                    sample_weights: np.ndarray, paper_weights: np.ndarray, terms: np.ndarray, held: csc_matrix,
-                    pool: ThreadPoolExecutor | None = None) -> TopicModel:
+def _with_subtopics(
+    level: _Level,
+    paper_ids: pl.Series,
+    matrix: csr_matrix,
+    sample: slice,
+    sample_weights: np.ndarray,
+    paper_weights: np.ndarray,
+    terms: np.ndarray,
+    held: csc_matrix,
+    pool: ThreadPoolExecutor | None = None,
+) -> TopicModel:
     """Level 2: each topic's papers (by primary topic) split by an NMF of their own, on the sample
     as the topics were; subtopics numbered after the topics, a topic's by size, then top term."""
     from sklearn.decomposition import non_negative_factorization
@@ -540,8 +578,14 @@ def _with_subtopics(level: _Level, paper_ids: pl.Series, matrix: csr_matrix, sam
             weights = fitted
         else:
             weights, _, _ = non_negative_factorization(
-                matrix[corpus_rows][:, columns], H=parts, update_H=False, n_components=k, init="custom",
-                max_iter=_MAX_ITER, tol=_TOLERANCE, random_state=0,
+                matrix[corpus_rows][:, columns],
+                H=parts,
+                update_H=False,
+                n_components=k,
+                init="custom",
+                max_iter=_MAX_ITER,
+                tol=_TOLERANCE,
+                random_state=0,
             )
         components = np.zeros((k, len(terms)))
         components[:, columns] = parts
@@ -565,8 +609,12 @@ def _with_subtopics(level: _Level, paper_ids: pl.Series, matrix: csr_matrix, sam
         term_parts.append(_term_rows(topic_id, described, terms))
     coarse = level.model
     return TopicModel(
-        coarse.paper_topics, coarse.topic_terms, coarse.topics, coarse.selection,
-        pl.concat(topics).sort("topic_id"), pl.concat(paper_parts).sort("paper_id", "topic_id"),
+        coarse.paper_topics,
+        coarse.topic_terms,
+        coarse.topics,
+        coarse.selection,
+        pl.concat(topics).sort("topic_id"),
+        pl.concat(paper_parts).sort("paper_id", "topic_id"),
         pl.concat(term_parts).sort("topic_id", "rank"),
     )
 
@@ -588,6 +636,8 @@ def label(top_terms: list[str]) -> str:
 
 def _empty_model() -> TopicModel:
     return TopicModel(
-        pl.DataFrame(schema=PAPER_TOPIC_SCHEMA), pl.DataFrame(schema=TOPIC_TERM_SCHEMA),
-        pl.DataFrame(schema=TOPIC_SCHEMA), pl.DataFrame(schema=SELECTION_SCHEMA),
+        pl.DataFrame(schema=PAPER_TOPIC_SCHEMA),
+        pl.DataFrame(schema=TOPIC_TERM_SCHEMA),
+        pl.DataFrame(schema=TOPIC_SCHEMA),
+        pl.DataFrame(schema=SELECTION_SCHEMA),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 import textwrap
-from typing import Callable
+from collections.abc import Callable
 
 Variant = Callable[[str, random.Random], str]
 
@@ -41,8 +41,10 @@ def hard_wrap(text: str, rng: random.Random) -> str:
 
 def typography(text: str, rng: random.Random) -> str:
     """Curly quotes made straight (or the reverse), dashes turned into em dashes."""
-    swapped = text.replace("’", "'").replace("“", '"').replace("”", '"') if "’" in text or "“" in text else (
-        text.replace("'", "’")
+    swapped = (
+        text.replace("’", "'").replace("“", '"').replace("”", '"')
+        if "’" in text or "“" in text
+        else (text.replace("'", "’"))
     )
     return swapped.replace(" - ", " — ").replace("---", "—").replace(" -- ", " — ")
 
@@ -95,4 +97,3 @@ NEAR_VARIANTS: dict[str, Variant] = {
     "camera_ready": camera_ready,
 }
 VARIANTS: dict[str, Variant] = {**EXACT_VARIANTS, **NEAR_VARIANTS}
-

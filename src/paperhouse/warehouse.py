@@ -18,9 +18,9 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Callable, Iterator
 
 import duckdb
 import polars as pl
@@ -68,7 +68,9 @@ def connect(
         if database is not None:
             database.parent.mkdir(parents=True, exist_ok=True)
             # Attached rather than opened, for the row group size; named as opening it would name it.
-            con.execute(f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})")
+            con.execute(
+                f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})"
+            )
             con.execute(f"use {sql_identifier(database.stem)}")
     for name, value in locks.items():
         con.execute(f"set {sql_identifier(name)} = {sql_literal(str(value).lower())}")
@@ -144,17 +146,28 @@ def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> boo
     )
 
 
-_POLARS_TO_DUCKDB = {pl.String: "VARCHAR", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.Float64: "DOUBLE",
-                     pl.Boolean: "BOOLEAN", pl.UInt32: "UINTEGER", pl.Datetime("us"): "TIMESTAMP",
-                     pl.List(pl.String): "VARCHAR[]"}
+_POLARS_TO_DUCKDB = {
+    pl.String: "VARCHAR",
+    pl.Int32: "INTEGER",
+    pl.Int64: "BIGINT",
+    pl.Float64: "DOUBLE",
+    pl.Boolean: "BOOLEAN",
+    pl.UInt32: "UINTEGER",
+    pl.Datetime("us"): "TIMESTAMP",
+    pl.List(pl.String): "VARCHAR[]",
+}
 
 
 def duckdb_type(dtype: pl.DataType) -> str:
     return _POLARS_TO_DUCKDB[dtype]
 
 
-def create_table(con: duckdb.DuckDBPyConnection, table: str, schema: dict[str, pl.DataType],
-                 compression: dict[str, str] | None = None) -> None:
+def create_table(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    schema: dict[str, pl.DataType],
+    compression: dict[str, str] | None = None,
+) -> None:
     """An empty ``raw.<table>`` with these columns, declared, each stored with the ``compression``
     method named for it (DuckDB's choice for the others). Not ``create table as`` an empty frame:
     DuckDB 1.5.6 then loses the rows of a later append of a row group or more made in the same
@@ -222,8 +235,7 @@ def _check_build_database(database: Path) -> None:
     damage shows now, not half-way through the run. It costs about what publishing's copy does."""
     with connect(database) as con:
         tables = con.execute(
-            "select schema_name, table_name from duckdb_tables() where database_name = current_database()"
-            " order by all"
+            "select schema_name, table_name from duckdb_tables() where database_name = current_database() order by all"
         ).fetchall()
         for schema, table in tables:
             con.execute(f'select count(*), bit_xor(hash(t)) from "{schema}"."{table}" as t').fetchall()
@@ -361,9 +373,12 @@ def export_marts(warehouse: Path, target: Path) -> dict[str, int]:
     says how many rows each holds. Reads the published warehouse, read-only."""
     counts: dict[str, int] = {}
     with connect(warehouse, read_only=True) as con:
-        tables = [t for (t,) in con.execute(
-            "select table_name from duckdb_tables() where schema_name = 'marts' order by table_name"
-        ).fetchall()]
+        tables = [
+            t
+            for (t,) in con.execute(
+                "select table_name from duckdb_tables() where schema_name = 'marts' order by table_name"
+            ).fetchall()
+        ]
 
         def write(folder: Path) -> None:
             for table in tables:
@@ -384,4 +399,3 @@ def remove_stale_files(warehouse: Path) -> None:
     staging = warehouse.with_name(f".{warehouse.name}.publishing")
     if staging.exists():
         staging.unlink()
-

@@ -9,9 +9,10 @@ import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 # Spawned, not forked: the parent runs Polars' and Dagster's threads.
 SPAWN = multiprocessing.get_context("spawn")
