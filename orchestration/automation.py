@@ -24,7 +24,8 @@ from paperhouse.ingest import folder_fingerprint
 build_warehouse = define_asset_job(
     "build_warehouse",
     selection=AssetSelection.all(),
-    description="Every asset and check: ingest, dedup, terms and topics, dbt marts, check history, publish, Parquet, dashboard.",
+    description="Every asset and check: ingest, dedup, terms and topics, dbt marts, check history, "
+    "publish, Parquet, dashboard.",
 )
 
 

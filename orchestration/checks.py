@@ -63,14 +63,15 @@ def _spec(suite: Suite) -> AssetCheckSpec:
     return AssetCheckSpec(
         name=f"great_expectations_{suite.table_name}",
         asset=AssetKey(suite.name.split(".")),
-        description=f"Great Expectations suite `{suite.name}`: column names and types (nullability included), and what must hold of its values and row count.",
+        description=f"Great Expectations suite `{suite.name}`: column names and types (nullability "
+        "included), and what must hold of its values and row count.",
         blocking=True,
     )
 
 
 def _step_checks(step: str, suites: list[Suite]) -> AssetChecksDefinition:
     specs = [_spec(suite) for suite in suites]
-    suite_of = {spec.key: suite for spec, suite in zip(specs, suites)}
+    suite_of = {spec.key: suite for spec, suite in zip(specs, suites, strict=True)}
 
     @multi_asset_check(
         name=f"great_expectations_{step}",
@@ -83,7 +84,7 @@ def _step_checks(step: str, suites: list[Suite]) -> AssetChecksDefinition:
     ) -> Iterator[AssetCheckResult]:
         selected = {key: suite for key, suite in suite_of.items() if key in context.selected_asset_check_keys}
         results = great_expectations.validate(warehouse.paths.build_database, list(selected.values()))
-        for key, result in zip(selected, results):
+        for key, result in zip(selected, results, strict=True):
             if not result.success:
                 context.log.error(f"{result.suite}: " + "; ".join(_describe(o) for o in result.failures))
             yield AssetCheckResult(

@@ -65,7 +65,7 @@ def test_stray_control_bytes_are_dropped_and_their_paragraph_kept(tmp_path):
     rows = read_texts(tmp_path / "damaged", "list.txt", damaged)
     assert [row["reject_reason"] for row in rows] == [None] * 12
     assert [row["repairs"] for row in rows] == [None] + ["control_characters"] * 4 + [None] * 7
-    for row, want in zip(rows, expected):
+    for row, want in zip(rows, expected, strict=True):
         for column in ("text", "normalized_text", "excerpt"):
             assert row[column] == want[column]
         assert not CONTROL_CHARACTERS.search(row["raw_text"])  # no client ever reads a control byte

@@ -231,7 +231,8 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
         assert {k: int(v) for k, v in shown.items()} == expected_figures
         venues = query(
             warehouse,
-            "select venue_label, papers, records, duplicates, rejected_records from marts.venue_summary order by papers desc, venue_label",
+            "select venue_label, papers, records, duplicates, rejected_records from marts.venue_summary "
+            "order by papers desc, venue_label",
         )
         assert [tuple(r[:5]) for r in _cells(page, "venues")] == [tuple(str(v) for v in row) for row in venues]
         page.screenshot(path=ARTIFACTS / "1-overview.png", full_page=True)
@@ -261,12 +262,14 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
         page.get_by_role("link", name="Terms").click()
         top_terms = query(
             warehouse,
-            "select term, kind, key_papers, doc_freq from marts.terms order by key_papers desc, doc_freq desc, term limit 30",
+            "select term, kind, key_papers, doc_freq from marts.terms order by key_papers desc, doc_freq "
+            "desc, term limit 30",
         )
         assert [tuple(r[:4]) for r in _cells(page, "terms")] == [tuple(str(v) for v in row) for row in top_terms]
         acronyms = query(
             warehouse,
-            "select alias, term, papers from marts.term_aliases where alias_kind = 'acronym' order by papers desc, alias",
+            "select alias, term, papers from marts.term_aliases where alias_kind = 'acronym' order by "
+            "papers desc, alias",
         )
         assert [tuple(r) for r in _cells(page, "acronyms")] == [tuple(str(v) for v in row) for row in acronyms]
         page.screenshot(path=ARTIFACTS / "3-terms.png", full_page=True)
@@ -281,7 +284,8 @@ def test_dashboard_shows_the_warehouse_numbers(runs):
         assert [tuple(r) for r in _cells(page, "rejections")] == [(reason, str(n)) for reason, n in reasons]
         history = query(
             warehouse,
-            "select run_id, count(*), count(*) filter (where passed) from marts.quality_runs group by 1 order by min(evaluated_at) desc",
+            "select run_id, count(*), count(*) filter (where passed) from marts.quality_runs group by 1 "
+            "order by min(evaluated_at) desc",
         )
         shown_runs = page.eval_on_selector_all(
             'table[data-table="runs"] tbody tr',

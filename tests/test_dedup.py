@@ -106,7 +106,7 @@ def test_texts_and_pairs_taken_in_small_batches_give_the_same_papers(monkeypatch
 
 
 def test_paper_ids_do_not_depend_on_file_order_or_names():
-    texts = ABSTRACTS[:10] + [VARIANTS["near: sentence dropped"](ABSTRACTS[2]), ABSTRACTS[5]]
+    texts = [*ABSTRACTS[:10], VARIANTS["near: sentence dropped"](ABSTRACTS[2]), ABSTRACTS[5]]
     first = decisions({f"{i}.txt": t for i, t in enumerate(texts)})
     shuffled = list(enumerate(texts))
     random.Random(1).shuffle(shuffled)
@@ -160,9 +160,9 @@ def test_between_versions_of_the_same_length_the_smaller_normalised_text_is_cano
     reworded = reword(original, 3)  # a revision with as many words
     smaller = min(original, reworded, key=lambda text: frame({"x": text})["normalized_text"].item())
     for names in (("a.txt", "b.txt"), ("b.txt", "a.txt")):
-        result = decisions(dict(zip(names, (original, reworded))))
+        result = decisions(dict(zip(names, (original, reworded), strict=True)))
         canonical = next(name for name, row in result.items() if row["match_kind"] == "canonical")
-        assert dict(zip(names, (original, reworded)))[canonical] == smaller
+        assert dict(zip(names, (original, reworded), strict=True))[canonical] == smaller
         assert len({row["paper_id"] for row in result.values()}) == 1
 
 
@@ -201,7 +201,7 @@ def test_shingle_rows_stay_in_text_order_when_short_texts_give_their_words_inste
 
 def test_a_shingle_hash_tells_every_order_of_its_words_apart_and_is_the_same_in_every_text():
     orders = [list(order) for order in itertools.permutations(["sparse", "attention", "heads"])]
-    _, shingles = dedup.shingle_table(pl.Series(orders + [["we", "study", *orders[0]]]), shingle_size=3)
+    _, shingles = dedup.shingle_table(pl.Series([*orders, ["we", "study", *orders[0]]]), shingle_size=3)
     hashes = shingles["hash"].to_list()
     assert len(set(hashes[:6])) == 6  # one shingle per order
     assert hashes[6:].count(hashes[0]) == 1 and len(set(hashes[6:])) == 3  # the same words, in another text

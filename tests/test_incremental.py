@@ -233,7 +233,8 @@ def test_the_cache_stores_its_texts_as_prose_whatever_their_first_rows_look_like
         stored = dict(
             con.execute(
                 "select column_name, string_agg(distinct compression order by compression)"
-                " from pragma_storage_info('raw.parsed_records') where column_name in ('text', 'normalized_text', 'excerpt')"
+                " from pragma_storage_info('raw.parsed_records') where column_name in ('text', "
+                "'normalized_text', 'excerpt')"
                 " and segment_type = 'VARCHAR' group by column_name"
             ).fetchall()
         )

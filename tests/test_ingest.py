@@ -142,7 +142,7 @@ def test_bad_paragraphs_are_rejected_with_reasons_and_still_numbered(tmp_path):
     paragraphs = [ABSTRACT, "Page 3", blob, numbers, ABSTRACT + " Again."]
     write(tmp_path, "mixed.txt", "ICLR 2026 Papers\n\n" + "\n\n".join(paragraphs))
     records = read_records(tmp_path).sort("record_no")
-    reasons = dict(zip(records["record_no"], records["reject_reason"]))
+    reasons = dict(zip(records["record_no"], records["reject_reason"], strict=True))
     assert reasons[1] is None and reasons[5] is None
     assert reasons[2].startswith("too short")
     assert reasons[3].startswith("too long")

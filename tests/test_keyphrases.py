@@ -26,7 +26,7 @@ FIELD_PHRASES = [
     "label noise",
 ]
 ODD_WORDS = (
-    ["quaint", "lantern", "mosaic", "velvet", "harbour", "clockwork", "amber", "tundra", "gearbox", "silent", "copper", "orchard", "hollow", "marble"]
+    "quaint lantern mosaic velvet harbour clockwork amber tundra gearbox silent copper orchard hollow marble".split()
 )
 
 

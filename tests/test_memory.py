@@ -175,7 +175,8 @@ from paperhouse import term_weights
 # phrases): each paper's best 30 rows, and 30 entries of the matrix.
 n_papers, per_paper, n_terms = 200_000, 40, 40_000
 paper_idx = np.repeat(np.arange(n_papers, dtype=np.uint32), per_paper)
-term_idx = (np.arange(per_paper, dtype=np.uint32)[None, :] * 997 + np.arange(n_papers, dtype=np.uint32)[:, None]) % n_terms
+term_step = np.arange(per_paper, dtype=np.uint32)[None, :] * 997
+term_idx = (term_step + np.arange(n_papers, dtype=np.uint32)[:, None]) % n_terms
 counts = pl.DataFrame({
     "paper_idx": paper_idx,
     "term_idx": term_idx.ravel(),

@@ -29,8 +29,8 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         state[module] = "open"
         for target in sorted(graph[module]):
             if state.get(target) == "open":
-                return path[path.index(target) :] + [target] if target in path else [module, target]
-            if target not in state and (found := visit(target, path + [target])):
+                return [*path[path.index(target) :], target] if target in path else [module, target]
+            if target not in state and (found := visit(target, [*path, target])):
                 return found
         state[module] = "done"
         return None

@@ -58,7 +58,7 @@ def texts_to_compare() -> pl.DataFrame:
     awkward = awkward_texts()
     texts = [*seed_abstracts(), *awkward, *(line for text in awkward for line in text.splitlines())]
     texts += [f"a{x}{y}b{x}" for x in whitespace for y in ["", *whitespace]]
-    return pl.DataFrame({"text": texts + [None]})
+    return pl.DataFrame({"text": [*texts, None]})
 
 
 def test_clean_text_collapses_whitespace_runs_as_the_plain_pattern_does():
@@ -100,7 +100,8 @@ def test_characters_taken_as_nfkc_stable_are():
 
 
 SCRAPED = [
-    "&quot;a&quot; &amp; &#39;b&#x27; &lt;i&gt;c&lt;/i&gt; &nbsp;d &amp;quot;e&amp;quot; &amp;amp;lt;f &copy &notin; &#0;",
+    "&quot;a&quot; &amp; &#39;b&#x27; &lt;i&gt;c&lt;/i&gt; &nbsp;d &amp;quot;e&amp;quot; &amp;amp;lt;f "
+    "&copy &notin; &#0;",
     '<p>One</p><p>two<br/>three<BR>four</p> H<sub>2</sub>O x<sup>n</sup> <i class="x">i</i> <jats:p>j</jats:p>',
     "<mml:math><mml:mi>x</mml:mi></mml:math> <!-- a comment --> <a href='u'>link</a> <img src=\"f.png\" />",
     "n<k and m>1, 0<t<1, a < b > c, <b and c>, x<y, i<3, <foo>, R&D, Q&A, AT&T, &foo; & amp;",
@@ -131,7 +132,7 @@ def test_entities_decode_as_html_unescape_does_until_nothing_changes():
             text = decoded
         return text
 
-    texts = SCRAPED + ["&amp;amp;quot;x&amp;amp;quot;", "&lt;", "no entity", "&"]
+    texts = [*SCRAPED, "&amp;amp;quot;x&amp;amp;quot;", "&lt;", "no entity", "&"]
     decoded = pl.DataFrame({"t": texts}).select(decode_entities(pl.col("t")))["t"].to_list()
     assert decoded == [plain(text) for text in texts]
     assert decoded[0].startswith('"a" & \'b\' <i>c</i> \u00a0d "e" <f © ∉ \ufffd')
@@ -140,7 +141,7 @@ def test_entities_decode_as_html_unescape_does_until_nothing_changes():
 def test_stray_controls_go_separators_become_spaces_and_whitespace_stays():
     characters = [chr(c) for c in range(0xA0)]
     stripped = pl.DataFrame({"t": [f"a{c}b" for c in characters]}).select(strip_controls(pl.col("t")))["t"].to_list()
-    for character, text in zip(characters, stripped):
+    for character, text in zip(characters, stripped, strict=True):
         if character in "\t\n\x0b\x0c\r\x85" or character.isprintable():
             assert text == f"a{character}b", repr(character)
         elif "\x1c" <= character <= "\x1f":

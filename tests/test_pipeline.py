@@ -72,7 +72,8 @@ def test_contract_columns_exist(bundled_run):
             c
             for (c,) in query(
                 warehouse,
-                f"select column_name from information_schema.columns where table_schema = 'marts' and table_name = '{table}'",
+                "select column_name from information_schema.columns where table_schema = 'marts' and "
+                f"table_name = '{table}'",
             )
         }
         assert columns <= found, (table, columns - found)
@@ -85,14 +86,17 @@ def test_marts_show_names_acronyms_and_readable_topics(bundled_run):
     _, warehouse = bundled_run
     lorsa = query(
         warehouse,
-        "select method_name, display_name from marts.papers where abstract like 'We propose Low-Rank Sparse Attention%'",
+        "select method_name, display_name from marts.papers where abstract like 'We propose Low-Rank "
+        "Sparse Attention%'",
     )
     assert lorsa == [("Lorsa", "Lorsa: Low-Rank Sparse Attention")]
     # The acronym and its expansion are one term.
     assert ("SAE", "sparse autoencoder") in query(warehouse, "select alias, term from marts.term_aliases")
     assert query(warehouse, "select count(*) from marts.terms where term in ('sae', 'saes')") == [(0,)]
     labels = [label for (label,) in query(warehouse, "select label from marts.topics")]
-    assert all(2 <= len(label.split(", ")) <= 4 for label in labels) and not any(l.startswith("topic") for l in labels)
+    assert all(2 <= len(label.split(", ")) <= 4 for label in labels) and not any(
+        label.startswith("topic") for label in labels
+    )
     # A paper that introduces no named method shows its subject, capitalised: the most repeated of its
     # five best terms, a phrase of n words counting sqrt(n) times its repeats, the better ranked on a tie.
     unnamed = query(warehouse, "select paper_id, display_name from marts.papers where method_name is null")
@@ -168,7 +172,7 @@ def _wrap(text: str, width: int = 80) -> str:
             line = word
         else:
             line = f"{line} {word}".strip()
-    return "\n".join(lines + [line])
+    return "\n".join([*lines, line])
 
 
 def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeypatch):
@@ -285,7 +289,8 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     ]
     assert query(
         w,
-        "select count(*) from marts.paper_sources where source_file in ('new\nline \"quoted\".txt', 'latin1 caf\\xe9.txt')",
+        "select count(*) from marts.paper_sources where source_file in ('new\nline \"quoted\".txt', "
+        "'latin1 caf\\xe9.txt')",
     ) == [(2,)]
     # Accepted + rejected = paragraphs read, file by file.
     read = dict(

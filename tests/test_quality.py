@@ -52,7 +52,8 @@ def test_suite_reports_each_failed_expectation_with_observed_values(con):
 def test_ranges_of_integer_columns_are_checked_on_the_numbers_gx_vectorises(con):
     # DuckDB's INTEGER would reach GX as int32, which it range-checks one Python call per value.
     con.execute(
-        "create table raw.paper_terms (paper_id varchar, term varchar, occurrences integer, weight double, rank integer)"
+        "create table raw.paper_terms (paper_id varchar, term varchar, occurrences integer, weight double, "
+        "rank integer)"
     )
     con.execute("insert into raw.paper_terms values ('p_1', 'graph', 2, 0.5, 1), ('p_1', 'sae', null, 0.4, 0)")
     frame = _pandas_frame(con, "select occurrences, weight, rank, rank::float as ratio from raw.paper_terms")
@@ -81,7 +82,8 @@ def _outcomes(result) -> dict:
 
 def test_a_table_validated_in_parts_gives_the_outcomes_of_the_whole(con, monkeypatch):
     con.execute(
-        "create table raw.paper_terms (paper_id varchar, term varchar, occurrences integer, weight double, rank integer)"
+        "create table raw.paper_terms (paper_id varchar, term varchar, occurrences integer, weight double, "
+        "rank integer)"
     )
     rows = [(f"p_{paper}", f"term {rank}", 1, 0.5, rank) for paper in range(12) for rank in range(1, 4)]
     rows += [

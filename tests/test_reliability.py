@@ -19,6 +19,7 @@ a BI tool does. The tests below check what each step left behind.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -176,15 +177,16 @@ class Campaign:
 
     def start(self, name: str, *args: str, failpoints: str = "") -> subprocess.Popen:
         env = {**self.env, "PAPERHOUSE_FAILPOINTS": failpoints} if failpoints else self.env
-        out = open(self.root / f"{name}.out", "w")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "paperhouse.cli", *args],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: the fixture can clean up orphans at the end
-        )
-        process.name, process.out, process.started = name, out, time.monotonic()
+        # The child writes its own copy of the file's descriptor; this process needs none.
+        with open(self.root / f"{name}.out", "w") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "paperhouse.cli", *args],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: the fixture can clean up orphans at the end
+            )
+        process.name, process.started = name, time.monotonic()
         self.groups.append(process.pid)
         return process
 
@@ -201,7 +203,6 @@ class Campaign:
             time.sleep(0.1)
         entries = []
         for process in processes:
-            process.out.close()
             entries.append(
                 {
                     "name": process.name,
@@ -327,10 +328,8 @@ def campaign(tmp_path_factory) -> Campaign:
     finally:
         c.observed["readers"] = stop_readers(root, stop, readers)
         for pgid in c.groups:  # nothing a killed run left behind survives the test
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(pgid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     from dagster import DagsterInstance
 
     with pytest.MonkeyPatch.context() as patch:  # the event log is found by DAGSTER_HOME (dagster.yaml)
@@ -372,7 +371,7 @@ def test_two_runs_started_at_once_one_builds_and_one_is_refused(campaign):
     assert refused["returncode"] == 75
     assert "another run is already building this warehouse" in refused["output"]
     assert refused["seconds"] < 30  # refused at once, not after the other run
-    fingerprint, state, _ = campaign.observed["v1"]
+    _fingerprint, state, _ = campaign.observed["v1"]
     assert state[0] == 76 + 2  # the bundled papers and the two halves of BRIDGE, apart
 
 
@@ -482,7 +481,10 @@ def test_publish_killed_mid_copy_or_before_the_swap_leaves_the_warehouse_whole(t
             "create table marts.blob as select md5(range::varchar) || md5((range + 1)::varchar) as x from range(200000)"
         )
     before = mart_fingerprint(warehouse)
-    program = "import sys; from pathlib import Path; from paperhouse.warehouse import publish; publish(Path(sys.argv[1]), Path(sys.argv[2]))"
+    program = (
+        "import sys; from pathlib import Path; from paperhouse.warehouse import publish; "
+        "publish(Path(sys.argv[1]), Path(sys.argv[2]))"
+    )
     staging = warehouse.with_name(f".{warehouse.name}.publishing")
     for point, copied in (("publish.copy_chunk@2", 2 << 20), ("publish.before_replace", None)):
         result = subprocess.run(
@@ -502,9 +504,10 @@ def test_publish_killed_mid_copy_or_before_the_swap_leaves_the_warehouse_whole(t
 
 @pytest.mark.slow
 def test_soak_runs_killed_at_random_moments(tmp_path):
-    """One kill in CI, PAPERHOUSE_SOAK=N for N (about a minute each): runs SIGKILLed at random moments, the whole process group or
-    the main process only (leaving dbt orphaned), a reader querying all along. After every kill the
-    published warehouse is whole: the version before the change, or the one a clean run gives."""
+    """One kill in CI, PAPERHOUSE_SOAK=N for N (about a minute each): runs SIGKILLed at random
+    moments, the whole process group or the main process only (leaving dbt orphaned), a reader
+    querying all along. After every kill the published warehouse is whole: the version before the
+    change, or the one a clean run gives."""
     import random
 
     kills, rng = (
@@ -548,10 +551,8 @@ def test_soak_runs_killed_at_random_moments(tmp_path):
     finally:
         tallies = stop_readers(tmp_path, stop, readers)
         for pgid in c.groups:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(pgid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     report = [{k: e[k] for k in ("name", "returncode", "seconds", "delay", "whole_group")} for e, _, _ in after_kills]
     reads = {mode: (t["reads"], len(t["errors"]), len(t["inconsistent"])) for mode, t in tallies.items()}
     (tmp_path / "soak.json").write_text(json.dumps({"kills": report, "reads": reads}, indent=2))

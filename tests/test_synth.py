@@ -35,7 +35,7 @@ def test_synth_writes_several_lists_and_labels_a_known_share_of_every_kind_of_du
     assert set(kinds) == {"original", *VARIANTS}
     assert 0.07 <= 1 - kinds.count("original") / len(kinds) <= 0.13  # --duplicate-share 0.1
 
-    originals = [records[(l["source_file"], int(l["record_no"]))] for l in labels if l["kind"] == "original"]
+    originals = [records[(row["source_file"], int(row["record_no"]))] for row in labels if row["kind"] == "original"]
     # Learned from the seeds: their words, in sentences none of which is a seed's, and no two papers alike.
     seeds = read_abstracts(BUNDLED_SEEDS)
     seed_words = set().union(*map(_words, seeds))

@@ -60,7 +60,7 @@ def test_schwartz_hearst_finds_acronyms_and_their_long_forms():
 
 
 def test_only_texts_the_prefilter_keeps_hold_definitions():
-    texts = seed_abstracts() + ["Models ( GNN ) and sparse autoencoders (SAEs), graph transformers (G-Trans)."]
+    texts = [*seed_abstracts(), "Models ( GNN ) and sparse autoencoders (SAEs), graph transformers (G-Trans)."]
     defining = [text for text in texts if find_definitions(text)]
     assert len(defining) > 10
     assert all(re.search(POSSIBLE_DEFINITION, text) for text in defining)
@@ -94,10 +94,10 @@ def test_acronyms_and_spelling_variants_become_one_term():
     terms = set(index.terms["term"])
     assert "sae" not in terms and "sae feature" not in terms
     assert "sparse autoencoder feature" in terms
-    counts = dict(zip(index.terms["term"], index.terms["doc_freq"]))
+    counts = dict(zip(index.terms["term"], index.terms["doc_freq"], strict=True))
     assert counts["sparse autoencoder"] == 2  # the second paper borrows the first paper's expansion
     assert {"finetuning", "fine tuning"}.isdisjoint(terms) and counts["fine-tuning"] == 2
-    aliases = set(zip(index.aliases["alias"], index.aliases["term"], index.aliases["alias_kind"]))
+    aliases = set(zip(index.aliases["alias"], index.aliases["term"], index.aliases["alias_kind"], strict=True))
     assert ("SAE", "sparse autoencoder", "acronym") in aliases
     assert ("finetuning", "fine-tuning", "spelling") in aliases
 
@@ -105,7 +105,10 @@ def test_acronyms_and_spelling_variants_become_one_term():
 @pytest.mark.parametrize("other_acronyms", [0, 19])
 def test_lowercase_words_are_never_taken_for_acronyms(other_acronyms):
     # Keys are looked for a few at a time: 19 keys that sort before "rise" put it in a later batch.
-    fruit = "apple banana cherry date elder fig grape hazel iris juniper kiwi lemon mango nutmeg olive pear quince raisin sage"
+    fruit = (
+        "apple banana cherry date elder fig grape hazel iris juniper kiwi lemon mango nutmeg olive "
+        "pear quince raisin sage"
+    )
     defined = " ".join(f"Alpha {word.title()} (A{word[0].upper()})." for word in fruit.split()[:other_acronyms])
     index = index_terms(
         papers([f"{defined} We propose Robust Iterative Shift Estimation (RISE).", "Prices rise when demand grows."])
@@ -189,9 +192,13 @@ def test_method_names_strip_small_texts_of_markup_once_and_large_ones_for_each_p
 def test_method_names_come_from_every_introducing_verb_and_the_definitions_anywhere_in_the_text():
     texts = {
         "a later verb inside the first one's window": "We propose a model: we then introduce FooNet, a tiny network.",
-        "a concept's acronym, then a name": "We propose mutual information (MI). We also introduce GraphZip, a compressor.",
+        "a concept's acronym, then a name": (
+            "We propose mutual information (MI). We also introduce GraphZip, a compressor."
+        ),
         "a short form defined earlier": "Sparse Attention Networks (SAN) are fast. We propose SAN, a family of models.",
-        "the long form as the name": "We study sparse autoencoders (SAEs). We propose Gated Sparse Autoencoders (GSAEs), a variant.",
+        "the long form as the name": (
+            "We study sparse autoencoders (SAEs). We propose Gated Sparse Autoencoders (GSAEs), a variant."
+        ),
         "a parenthesis after the name": "We introduce LoRSA (Low-Rank Sparse Attention) for interpretability.",
         "capitalised words joined by 'of'": "We present the Theory of Mind Benchmark, a suite of tasks.",
         "a clause ends before any name": "We propose a method (see below). FooNet is great.",
@@ -200,7 +207,9 @@ def test_method_names_come_from_every_introducing_verb_and_the_definitions_anywh
         "our method,": "Our method, PromptZip, compresses prompts.",
     }
     names = extract_method_names(pl.DataFrame({"paper_id": list(texts), "text": list(texts.values())}))
-    assert dict(zip(names["paper_id"], zip(names["method_name"], names["method_long_form"]))) == {
+    assert dict(
+        zip(names["paper_id"], zip(names["method_name"], names["method_long_form"], strict=True), strict=True)
+    ) == {
         "a later verb inside the first one's window": ("FooNet", None),
         "a concept's acronym, then a name": ("GraphZip", None),
         "a short form defined earlier": ("SAN", "Sparse Attention Networks"),

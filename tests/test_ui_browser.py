@@ -4,6 +4,7 @@ Drives Debian's chromium through Playwright (browsers that Playwright downloads 
 available here); `.ci/run` installs chromium. Screenshots land in test-artifacts/ui/.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -54,27 +55,27 @@ def ui(tmp_path_factory):
         "PAPERHOUSE_WAREHOUSE": str(root / "warehouse.duckdb"),
     }
     port = _free_port()
-    log = open(root / "ui.log", "w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "paperhouse.cli", "ui", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        _wait_for(f"http://127.0.0.1:{port}/server_info", timeout=180)
-        yield f"http://127.0.0.1:{port}", root
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
+    with open(root / "ui.log", "w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paperhouse.cli", "ui", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-        log.close()
+            _wait_for(f"http://127.0.0.1:{port}/server_info", timeout=180)
+            yield f"http://127.0.0.1:{port}", root
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
 
 
 def test_materialize_all_from_the_ui(ui):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     from playwright.sync_api import expect, sync_playwright
 
     base, root = ui
@@ -84,10 +85,8 @@ def test_materialize_all_from_the_ui(ui):
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         page.goto(f"{base}/asset-groups")
         skip = page.get_by_role("button", name="Skip")
-        try:
+        with contextlib.suppress(PlaywrightTimeoutError):
             skip.click(timeout=10_000)  # the community sign-up dialog of a new instance
-        except Exception:
-            pass
         materialize = page.get_by_role("button", name="Materialize all")
         expect(materialize).to_be_enabled(timeout=60_000)
         page.screenshot(path=ARTIFACTS / "1-asset-graph.png")

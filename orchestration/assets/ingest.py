@@ -24,7 +24,8 @@ REPAIRS_BY_KIND = """
 class IngestConfig(Config):
     full_refresh: bool = Field(
         default=False,
-        description="Ignore the parse cache and parse every file again (paper ids are kept: the registry is not reset).",
+        description="Ignore the parse cache and parse every file again (paper ids are kept: the registry "
+        "is not reset).",
     )
 
 
@@ -67,7 +68,8 @@ def source_records(
     folder, forgotten = intake.folder, intake.forgotten
     unread = folder.files.filter(pl.col("status") == "unread")
     context.log.info(
-        f"{folder.files.height} files in {seeds_dir}: {folder.count('parsed')} parsed, {folder.count('reused')} unchanged"
+        f"{folder.files.height} files in {seeds_dir}: {folder.count('parsed')} parsed, "
+        f"{folder.count('reused')} unchanged"
         f" (parse cache), {unread.height} unread; {paragraphs} paragraphs, {rejected} rejected records,"
         f" {repaired} repaired"
     )

@@ -8,6 +8,7 @@ from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse import topic_ids
 from paperhouse.analysis import analyse
+from paperhouse.keyword_terms import KEYWORDS_SQL, keyword_terms
 from paperhouse.warehouse import write_table
 
 _CANONICAL_TEXTS = """
@@ -40,6 +41,9 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
                 "by phrase-headedness, L2-normalised over all its terms) and rank (1 = most characteristic).",
                 "term_aliases": "Acronyms defined in the abstracts (SAE -> sparse autoencoder) and spelling "
                 "variants (finetuning -> fine-tuning), each with the term it was merged into.",
+                "keyword_terms": "The term each distinct author keyword of the exports joins: the mined term of "
+                "the same key (lower case, singular, spelling key) or acronym (GAN -> generative adversarial "
+                "network), else a term of its own, kind keyword. Empty when no input gives keywords.",
             },
             deps=[["raw", "paper_assignments"]],
             kinds={"polars", "duckdb"},
@@ -89,6 +93,8 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
     previous = {"previous_topics": size} if size else {}
     analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)), **previous)
     index, neighbours, names = analysis.index, analysis.similar, analysis.names
+    # Author keywords (exports only; text lists have none, and then nothing is matched) and their terms.
+    keywords = keyword_terms(warehouse.read_frame(KEYWORDS_SQL), index.terms, index.aliases)
     # The previous run's topics, to keep the ids of those that persist: read after the analysis,
     # whose peak they would otherwise add to.
     with warehouse.build_connection() as con:
@@ -100,6 +106,7 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
             "terms": index.terms,
             "paper_terms": index.paper_terms,
             "term_aliases": index.aliases,
+            "keyword_terms": keywords,
             "similar_papers": neighbours,
             "paper_names": names,
         }.items():
@@ -130,6 +137,16 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
         metadata=frame_metadata(
             index.aliases.sort("papers", "alias", descending=[True, False]),
             aliases_by_kind=counts_table(index.aliases.group_by("alias_kind").len("aliases").sort("alias_kind")),
+        ),
+    )
+    yield MaterializeResult(
+        asset_key=["raw", "keyword_terms"],
+        metadata=frame_metadata(
+            keywords,
+            keyword_terms=keywords.filter(pl.col("matched_by").is_null())["term"].n_unique(),
+            keywords_by_match=counts_table(
+                keywords.group_by(matched_by=pl.col("matched_by").fill_null("none")).len("keywords").sort("matched_by")
+            ),
         ),
     )
     yield MaterializeResult(

@@ -21,7 +21,7 @@ POSSIBLE_DEFINITION = r"\(\s*[A-Za-z0-9\-./&]*[A-Z][A-Za-z0-9\-./&]*\s*\)"
 # Camel-case plurals of acronyms: SAEs, LLMs, GNNs (but not "CUDAs"-looking words in lower case).
 _PLURAL = re.compile(r"(?<=[A-Z0-9])s$")
 # Long forms starting like this were cut at a clause, not at a term.
-_LONG_FORM_STOP = frozenset(["a", "an", "the", "of", "for", "in", "on", "to", "and", "or", "with", "by", "as", "is", "are", "we", "our", "this", "that", "these", "its"])
+_LONG_FORM_STOP = frozenset("a an the of for in on to and or with by as is are we our this that these its".split())
 
 
 @dataclass(frozen=True)

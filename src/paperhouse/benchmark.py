@@ -347,7 +347,7 @@ def fitted_exponent(sizes: list[int], seconds: list[float]) -> float | None:
         return None
     xs, ys = [math.log(n) for n in sizes], [math.log(s) for s in seconds]
     mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum((x - mean_x) ** 2 for x in xs)
 
 
 def growth_exponents(results: list[dict], seeds: dict) -> dict[str, float | None]:
@@ -460,7 +460,8 @@ def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
             f"{p['peak_rss_mb']:>8} {p['papers']:>8} {p['precision']:>8.4f} {p['recall']:>8.4f}"
         )
     print(
-        f"\n{'abstracts':>10} {'stage':<{_LABEL_WIDTH}} {'paperhouse s':>12} {'baseline':<11} {'baseline s':>10} {'ratio':>6}"
+        f"\n{'abstracts':>10} {'stage':<{_LABEL_WIDTH}} {'paperhouse s':>12} {'baseline':<11} "
+        f"{'baseline s':>10} {'ratio':>6}"
     )
     for r in results:
         for stage, s in r["stages"].items():
@@ -480,7 +481,8 @@ def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
             )
         if "failed" not in (d := r["baselines"]["datasketch"]):
             print(
-                f"{'':>10} {'datasketch quality':<{_LABEL_WIDTH}} precision {d['precision']:.4f} recall {d['recall']:.4f}, "
+                f"{'':>10} {'datasketch quality':<{_LABEL_WIDTH}} precision {d['precision']:.4f} recall "
+                f"{d['recall']:.4f}, "
                 f"peak {d['peak_rss_mb']} MB"
             )
     print(

@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _one_row(con: duckdb.DuckDBPyConnection, sql: str) -> dict:
     cursor = con.execute(sql)
-    return dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
+    return dict(zip([d[0] for d in cursor.description], cursor.fetchone(), strict=True))
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -147,7 +147,11 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def _print_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
     if fmt == "json":
-        print(json.dumps([dict(zip(columns, row)) for row in rows], default=str, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                [dict(zip(columns, row, strict=True)) for row in rows], default=str, ensure_ascii=False, indent=2
+            )
+        )
     elif fmt == "csv":
         import csv
 
@@ -157,7 +161,7 @@ def _print_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
     else:
         cells = [[("" if v is None else str(v)) for v in row] for row in rows]
         widths = [min(60, max([len(c)] + [len(r[i]) for r in cells])) for i, c in enumerate(columns)]
-        line = lambda values: " | ".join(v[:w].ljust(w) for v, w in zip(values, widths))  # noqa: E731
+        line = lambda values: " | ".join(v[:w].ljust(w) for v, w in zip(values, widths, strict=True))  # noqa: E731
         print(line(columns))
         print("-+-".join("-" * w for w in widths))
         for row in cells:

@@ -190,7 +190,7 @@ def candidate_pairs(signature: np.ndarray, sizes: np.ndarray, params: DedupParam
     Bands are paired up one at a time on each of two threads (NumPy and Polars leave the
     interpreter free: 10^5 texts' 64 bands took 1.4-1.7 s on one, 0.9-1.0 s on two), and only
     promising pairs are kept: a million texts' colliding pairs of every band at once took over 10 GB."""
-    n_docs, num_bins = signature.shape
+    _n_docs, num_bins = signature.shape
     rows = num_bins // params.bands
     usable = np.flatnonzero(signature[:, 0] != np.iinfo(np.uint32).max)
 

@@ -52,7 +52,7 @@ def build_eval_set(seeds_dir: Path = BUNDLED_SEEDS, hand_written: Path = HAND_WR
                 rng = random.Random(f"reword:{share}:{index}")
                 rows.append((label, f"reworded_{int(share * 100):02d}pct", words_reworded(text, rng, share=share)))
         rng = random.Random(f"negative:{index}")
-        new_paper = lambda: " ".join(generate_sentence(chain, rng) for _ in range(rng.randint(5, 8)))  # noqa: E731
+        new_paper = lambda rng=rng: " ".join(generate_sentence(chain, rng) for _ in range(rng.randint(5, 8)))  # noqa: E731
         rows.append((f"opening:{index}", "negative_shared_opening", f"{sentences(text)[0]} {new_paper()}"))
         rows.append((f"stock:{index}", "negative_stock_phrases", f"{new_paper()} {' '.join(STOCK_SENTENCES)}"))
     for number, text in enumerate(read_abstracts(hand_written.parent, glob=hand_written.name), start=1):
@@ -206,8 +206,10 @@ def format_report(report: DedupReport) -> str:
         f"pairwise precision {report.pairwise_precision:.4f} (target >= {MIN_PRECISION}: "
         f"{verdict(report.pairwise_precision >= MIN_PRECISION)})",
         f"pairwise recall    {report.pairwise_recall:.4f}",
-        f"hard negatives merged {report.hard_negatives_merged} (target 0: {verdict(report.hard_negatives_merged == 0)})",
+        f"hard negatives merged {report.hard_negatives_merged} (target 0: "
+        f"{verdict(report.hard_negatives_merged == 0)})",
         f"recall at retention >= 0.5: {report.recall_above_half_retention:.4f} (target >= "
-        f"{MIN_RECALL_ABOVE_HALF_RETENTION}: {verdict(report.recall_above_half_retention >= MIN_RECALL_ABOVE_HALF_RETENTION)})",
+        f"{MIN_RECALL_ABOVE_HALF_RETENTION}: "
+        f"{verdict(report.recall_above_half_retention >= MIN_RECALL_ABOVE_HALF_RETENTION)})",
     ]
     return "\n".join(lines)

@@ -4,6 +4,7 @@ integer codes: the counting is runs of one sorted array, with no hashing of stri
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 
 import numpy as np
 import polars as pl
@@ -51,7 +52,7 @@ def count_ngrams(tokens: pl.DataFrame, lemmas: pl.Series, max_words: int) -> tup
     # Polars joins and the counting's NumPy leave the interpreter free): two parts' n-grams are held.
     counted = []
     with ThreadPoolExecutor(max_workers=1) as counter:
-        for start, end in zip(cuts[:-1], cuts[1:]):
+        for start, end in pairwise(cuts):
             starts, ids, heads = _number_part(code[start:end], starts_chunk[start:end], len(lemmas), numberings)
             if counted:
                 counted[-1].result()

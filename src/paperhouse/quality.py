@@ -35,6 +35,7 @@ import yaml
 from paperhouse.check_history import CHECK_EVALUATION_SCHEMA
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
 from paperhouse.ingest import SOURCE_RECORD_SCHEMA
+from paperhouse.keyword_terms import KEYWORD_KIND, KEYWORD_TERM_SCHEMA, MATCHES
 from paperhouse.names import NAME_SCHEMA
 from paperhouse.registry import REGISTRY_SCHEMA
 from paperhouse.settings import DBT_PROJECT_DIR
@@ -153,6 +154,7 @@ RAW_SCHEMAS: dict[str, dict[str, str]] = {
     "raw.terms": _duckdb_types(TERM_SCHEMA),
     "raw.paper_terms": _duckdb_types(PAPER_TERM_SCHEMA),
     "raw.term_aliases": _duckdb_types(ALIAS_SCHEMA),
+    "raw.keyword_terms": _duckdb_types(KEYWORD_TERM_SCHEMA),
     "raw.paper_names": _duckdb_types(NAME_SCHEMA),
     "raw.topics": _duckdb_types(TOPIC_SCHEMA),
     "raw.similar_papers": _duckdb_types(SIMILAR_SCHEMA),
@@ -242,6 +244,15 @@ SUITES: tuple[Suite, ...] = (
         not_null=("alias", "term", "alias_kind"),
         unique=(("alias", "term"),),
         in_set={"alias_kind": ALIAS_KINDS},
+    ),
+    Suite(
+        "raw.keyword_terms",
+        not_null=("keyword_key", "term", "kind", "n_words"),
+        unique=(("keyword_key",),),
+        between={"n_words": (1, None)},
+        # A keyword joins a mined term (its kind) or is a term of its own, kind keyword, matched by nothing.
+        in_set={"kind": (*TERM_KINDS, KEYWORD_KIND), "matched_by": MATCHES, "is_own_term": (True,)},
+        computed={"is_own_term": "(kind = 'keyword') = (matched_by is null)"},
     ),
     Suite(
         "raw.paper_names",
@@ -501,7 +512,7 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
     if not {name for name, _ in actual_types} >= set(expected):
         # The schema outcomes name the missing columns; the values of a column that is not there cannot be pulled.
         return SuiteResult(suite.name, outcomes)
-    facts = dict(zip(*_facts(con, suite.facts_sql))) if suite.facts_sql else {}
+    facts = dict(zip(*_facts(con, suite.facts_sql), strict=True)) if suite.facts_sql else {}
     if expectations := suite.expectations(gx.expectations, facts):
         outcomes += _validate_rows(con, suite, expectations)
     return SuiteResult(suite.name, outcomes)
@@ -533,7 +544,7 @@ def _combined(parts: list[list[Outcome]]) -> list[Outcome]:
     """Each expectation's outcome over the whole table from its outcomes over the parts: one of each
     row holds if it holds in every part, and the unexpected rows add up."""
     combined = []
-    for outcomes in zip(*parts):
+    for outcomes in zip(*parts, strict=True):
         unexpected = sum(outcome.observed["unexpected_count"] for outcome in outcomes)
         observed: dict[str, Any] = {"unexpected_count": unexpected}
         if unexpected:

@@ -76,7 +76,7 @@ def keyphrase_scores(predicted: list[list[str]], gold: list[list[str]], k: int =
     """Mean recall@k and F1@k over the papers with gold phrases; precision over the (at most k)
     phrases a system gave, each gold phrase found at most once."""
     recalls, f1s = [], []
-    for phrases, gold_phrases in zip(predicted, gold):
+    for phrases, gold_phrases in zip(predicted, gold, strict=True):
         gold_keys = {stem_key(g) for g in gold_phrases} - {""}
         if not gold_keys:
             continue
@@ -126,12 +126,17 @@ def build(half: Half, warehouse: Path) -> None:
 def read_marts(warehouse: Path) -> dict[str, pl.DataFrame]:
     queries = {
         "sources": "select source_file, record_no, paper_id, match_kind from marts.paper_sources",
-        "terms": "select paper_id, list(term order by rank) as terms from marts.paper_terms where rank <= 10 group by paper_id",
+        "terms": (
+            "select paper_id, list(term order by rank) as terms from marts.paper_terms"
+            " where rank <= 10 group by paper_id"
+        ),
         "topic_terms": "select topic_id, list(term order by rank) as terms from marts.topic_terms group by topic_id",
         "paper_topics": "select paper_id, topic_id from marts.paper_topics where is_primary",
         "similar": "select paper_id, similar_paper_id from marts.similar_papers where rank <= 5",
         "names": "select paper_id, display_name from marts.papers",
-        "top_terms": f"select term from marts.terms order by key_papers desc, doc_freq desc, term limit {TOP_CORPUS_TERMS}",
+        "top_terms": (
+            f"select term from marts.terms order by key_papers desc, doc_freq desc, term limit {TOP_CORPUS_TERMS}"
+        ),
     }
     with connect_reader(warehouse) as con:
         return {name: con.execute(sql).pl() for name, sql in queries.items()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import random
 from collections import defaultdict
+from itertools import groupby
 from pathlib import Path
 
 from paperhouse.variants import VARIANTS, sentences
@@ -25,7 +26,7 @@ def train_chain(abstracts: list[str]) -> dict[tuple[str, str], list[str]]:
     for abstract in abstracts:
         for sentence in sentences(abstract):
             state = _START
-            for word in sentence.split() + ["</s>"]:
+            for word in [*sentence.split(), "</s>"]:
                 chain[state].append(word)
                 state = (state[1], word)
     return dict(chain)
@@ -86,20 +87,16 @@ def write_corpus(
     """Write list files of ``per_file`` abstracts each and their labels; return the labels path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     labels = labels_path(out_dir)
-    handles: dict[int, object] = {}
+    records = enumerate(generate(seed_abstracts, n_papers, duplicate_share, seed))
     with open(labels, "w", newline="") as labels_file:
         writer = csv.writer(labels_file)
         writer.writerow(["source_file", "record_no", "original", "kind"])
-        for index, (text, origin, kind) in enumerate(generate(seed_abstracts, n_papers, duplicate_share, seed)):
-            file_no, record_no = divmod(index, per_file)
+        # One list file per ``per_file`` records, written while it is open, so one handle at a time.
+        for file_no, file_records in groupby(records, key=lambda item: item[0] // per_file):
             name = f"synth_{file_no:04d}.txt"
-            if file_no not in handles:
-                for handle in handles.values():
-                    handle.close()
-                handles = {file_no: open(out_dir / name, "w", encoding="utf-8")}
-                handles[file_no].write(f"SYNTH {2000 + file_no % 26} Papers\n")
-            handles[file_no].write(f"\n{text}\n")
-            writer.writerow([name, record_no + 1, origin, kind])
-    for handle in handles.values():
-        handle.close()
+            with open(out_dir / name, "w", encoding="utf-8") as list_file:
+                list_file.write(f"SYNTH {2000 + file_no % 26} Papers\n")
+                for index, (text, origin, kind) in file_records:
+                    list_file.write(f"\n{text}\n")
+                    writer.writerow([name, index % per_file + 1, origin, kind])
     return labels

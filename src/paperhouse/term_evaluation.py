@@ -89,7 +89,7 @@ def tfidf_keyphrases(papers: pl.DataFrame, k: int) -> dict[str, list[str]]:
     matrix.sort_indices()  # ties go to the earlier term, as a dense stable sort gives them
     vocabulary = vectorizer.get_feature_names_out()
     ranked = {}
-    for paper, row in zip(papers["paper_id"], range(matrix.shape[0])):
+    for paper, row in zip(papers["paper_id"], range(matrix.shape[0]), strict=True):
         start, end = matrix.indptr[row], matrix.indptr[row + 1]
         order = np.argsort(-matrix.data[start:end], kind="stable")[:k]
         ranked[paper] = list(vocabulary[matrix.indices[start:end][order]])
@@ -144,7 +144,7 @@ def _splits(gold: list[dict]) -> dict[str, list[dict]]:
 def evaluate_method_names(papers: pl.DataFrame) -> dict:
     gold = {_paper_id(e): e for e in _gold(METHOD_NAME_GOLD)}
     names = extract_method_names(papers.select("paper_id", "text"))
-    predicted = dict(zip(names["paper_id"], names["method_name"]))
+    predicted = dict(zip(names["paper_id"], names["method_name"], strict=True))
     report: dict = {}
     for split in ("all", "dev", "held_out"):
         entries = _splits(list(gold.values()))[split]

@@ -82,7 +82,9 @@ def weigh(
     linking = ColumnBuffer(n_papers * MAX_SHARED_TERMS_PER_PAPER, _LINKING_COLUMNS)
 
     def weigh_chunk(index: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        rows = pl.concat([part.slice(ends[index], ends[index + 1] - ends[index]) for part, ends in zip(parts, bounds)])
+        rows = pl.concat(
+            [part.slice(ends[index], ends[index + 1] - ends[index]) for part, ends in zip(parts, bounds, strict=True)]
+        )
         pairs = (rows["paper_idx"].to_numpy().astype(np.uint64) << np.uint64(32)) | rows["term_idx"].to_numpy()
         in_order = stable_argsort(pairs)
         count = rows["count"].to_numpy()[in_order].astype(np.int32)

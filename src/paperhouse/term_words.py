@@ -8,13 +8,25 @@ import re
 import polars as pl
 
 FUNCTION_WORDS = frozenset(
-    ["a", "about", "above", "across", "after", "again", "against", "all", "almost", "also", "although", "always", "among", "an", "and", "another", "any", "are", "around", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "due", "during", "each", "either", "else", "enough", "especially", "etc", "even", "ever", "every", "few", "for", "from", "further", "had", "has", "have", "having", "here", "how", "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "least", "less", "many", "may", "might", "more", "most", "much", "must", "my", "neither", "no", "nor", "not", "now", "of", "off", "often", "on", "once", "one", "only", "onto", "or", "other", "others", "otherwise", "our", "ours", "out", "over", "own", "per", "perhaps", "rather", "same", "several", "shall", "she", "should", "since", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "thereby", "therefore", "these", "they", "this", "those", "though", "through", "thus", "to", "too", "toward", "towards", "under", "until", "up", "upon", "us", "very", "via", "was", "we", "well", "were", "what", "whatever", "when", "where", "whereas", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your"]
+    """a about above across after again against all almost also although always among an and another any are
+    around as at be because been before being below between both but by can could did do does doing done down
+    due during each either else enough especially etc even ever every few for from further had has have having
+    here how however i if in into is it its itself just least less many may might more most much must my
+    neither no nor not now of off often on once one only onto or other others otherwise our ours out over own
+    per perhaps rather same several shall she should since so some such than that the their theirs them then
+    there thereby therefore these they this those though through thus to too toward towards under until up upon
+    us very via was we well were what whatever when where whereas whether which while who whom whose why will
+    with within without would yet you your""".split()
 )
 
 
 # Words of how abstracts talk, not of what they are about.
 STOPWORDS = FUNCTION_WORDS | frozenset(
-    ["paper", "work", "approach", "method", "methods", "propose", "proposes", "proposed", "present", "presents", "introduce", "introduces", "introduced", "show", "shows", "shown", "demonstrate", "demonstrates", "study", "studies", "result", "results", "use", "used", "using", "based", "new", "novel", "existing", "first", "second", "third", "two", "three", "various", "different", "significant", "significantly", "extensive", "experiment", "experiments", "achieve", "achieves", "achieved", "provide", "provides", "enable", "enables", "allow", "allows", "able", "further", "key", "large", "small", "high", "low", "well-known"]
+    """paper work approach method methods propose proposes proposed present presents introduce introduces
+    introduced show shows shown demonstrate demonstrates study studies result results use used using based
+    new novel existing first second third two three various different significant significantly extensive
+    experiment experiments achieve achieves achieved provide provides enable enables allow allows able
+    further key large small high low well-known""".split()
 )
 
 
@@ -33,7 +45,18 @@ STOCK_PHRASES = frozenset(
 
 # Words that name no topic on their own; a phrase made only of them is dropped too.
 GENERIC_WORDS = frozenset(
-    ["model", "task", "performance", "framework", "problem", "setting", "challenge", "issue", "way", "case", "effect", "effectiveness", "efficiency", "improvement", "limitation", "insight", "analysis", "evaluation", "benchmark", "dataset", "data", "baseline", "technique", "strategy", "solution", "design", "system", "process", "mechanism", "property", "component", "module", "step", "stage", "level", "type", "kind", "form", "number", "amount", "set", "range", "variety", "order", "term", "part", "aspect", "factor", "goal", "objective", "fact", "end", "line", "example", "instance", "need", "lack", "gap", "question", "answer", "finding", "contribution", "impact", "role", "ability", "capability", "scenario", "application", "domain", "field", "area", "variant", "version", "extension", "general", "specific", "simple", "effective", "efficient", "robust", "strong", "better", "best", "good", "state", "art", "standard", "common", "typical", "previous", "recent", "current", "prior", "related", "certain", "particular", "overall", "whole", "main", "major", "minor", "important", "crucial", "critical", "fundamental", "essential", "practical", "empirical", "theoretical", "experimental", "comprehensive", "systematic", "consistent", "substantial", "superior", "competitive", "promising", "remarkable", "notable", "substantially", "consistently", "remain", "remains", "make", "makes", "made", "often", "across", "yield", "yields", "reveal", "reveals", "find", "finds", "found", "state-of-the-art", "sota"]
+    """model task performance framework problem setting challenge issue way case effect effectiveness
+    efficiency improvement limitation insight analysis evaluation benchmark dataset data baseline technique
+    strategy solution design system process mechanism property component module step stage level type kind
+    form number amount set range variety order term part aspect factor goal objective fact end line example
+    instance need lack gap question answer finding contribution impact role ability capability scenario
+    application domain field area variant version extension general specific simple effective efficient
+    robust strong better best good state art standard common typical previous recent current prior
+    related certain particular overall whole main major minor important crucial critical fundamental
+    essential practical empirical theoretical experimental comprehensive systematic consistent
+    substantial superior competitive promising remarkable notable substantially consistently
+    remain remains make makes made often across yield yields reveal reveals find finds found
+    state-of-the-art sota""".split()
 )
 
 

@@ -280,7 +280,7 @@ def _match(
     may_match = np.where(comparable, each_others_best, term_jaccard >= _TERM_JACCARD)
     score = np.where(may_match, (paper_jaccard + term_jaccard) / 2 + 1.0, 0.0)  # any allowed pair beats none
     rows, columns = linear_sum_assignment(-score)
-    matched = {old_ids[i]: new_ids[j] for i, j in zip(rows, columns) if may_match[i, j]}
+    matched = {old_ids[i]: new_ids[j] for i, j in zip(rows, columns, strict=True) if may_match[i, j]}
     successors = {
         old: new_ids[int(shared_papers[i].argmax())] for i, old in enumerate(old_ids) if shared_papers[i].max() > 0
     }

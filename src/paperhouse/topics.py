@@ -121,7 +121,11 @@ class TopicModel:
 
 
 _ENDINGS = frozenset(
-    ["s", "es", "e", "ed", "d", "ing", "y", "ies", "ied", "ying", "er", "ers", "ly", "ion", "ions", "ation", "ations", "ative", "atives", "ate", "ated", "ates", "ating", "ive", "ives", "al", "als", "ally", "ality", "alities", "ity", "ities", "ize", "ized", "izes", "izing", "izer", "izers", "ization", "izations", "ise", "ised", "ises", "ising", "iser", "isation", "ment", "ments", "ness", "ful", "fully", "fulness", "ic", "ics", "ical", "ically", "icity", "ism", "isms", "ist", "ists", "ance", "ances", "ence", "ences", "ant", "ants", "ent", "ents", "able", "ible", "ably", "ibly", "ibility", "ability", "bility", "ous", "ously", "ousness", "iveness", "ivity", "ivities", "or", "ors", "ator", "ators", "ency", "ancy", "ings", "edly", "ingly", "ial", "ially", "ian", "ians", "iness", "ier", "iest", "est", "alism"]
+    "s es e ed d ing y ies ied ying er ers ly ion ions ation ations ative atives ate ated ates ating ive ives al als "
+    "ally ality alities ity ities ize ized izes izing izer izers ization izations ise ised ises ising iser isation "
+    "ment ments ness ful fully fulness ic ics ical ically icity ism isms ist ists ance ances ence ences ant ants ent "
+    "ents able ible ably ibly ibility ability bility ous ously ousness iveness ivity ivities or ors ator ators ency "
+    "ancy ings edly ingly ial ially ian ians iness ier iest est alism".split()
 )
 
 
@@ -144,7 +148,7 @@ def same_word(a: str, b: str) -> bool:
     if a == b:
         return True
     common = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         common += 1

@@ -69,7 +69,8 @@ def connect(
             database.parent.mkdir(parents=True, exist_ok=True)
             # Attached rather than opened, for the row group size; named as opening it would name it.
             con.execute(
-                f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size {ROW_GROUP_ROWS})"
+                f"attach {sql_literal(str(database))} as {sql_identifier(database.stem)} (row_group_size "
+                f"{ROW_GROUP_ROWS})"
             )
             con.execute(f"use {sql_identifier(database.stem)}")
     for name, value in locks.items():
