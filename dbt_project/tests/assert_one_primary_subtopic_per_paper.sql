@@ -1,6 +1,8 @@
 {{ config(meta={'dagster': {'ref': {'name': 'paper_subtopics'}}}) }}
 -- Every paper has exactly one primary subtopic; returns the papers that do not.
-select papers.paper_id, count(paper_subtopics.topic_id) filter (where paper_subtopics.is_primary) as primary_subtopics
+select
+    papers.paper_id,
+    count(paper_subtopics.topic_id) filter (where paper_subtopics.is_primary) as primary_subtopics
 from {{ ref('papers') }} as papers
 left join {{ ref('paper_subtopics') }} as paper_subtopics using (paper_id)
 group by papers.paper_id

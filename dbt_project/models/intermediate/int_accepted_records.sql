@@ -24,6 +24,7 @@ select
     assignments.length_ratio
 from {{ ref('stg_source_records') }} as records
 inner join {{ ref('stg_paper_assignments') }} as assignments
-    on records.source_file = assignments.source_file
-    and records.record_no = assignments.record_no
+    on
+        records.source_file = assignments.source_file
+        and records.record_no = assignments.record_no
 where records.is_accepted

@@ -5,7 +5,9 @@ with current_ids as (
 ),
 
 alias_age as (
-    select paper_id as alias_id, min(first_seen_at) as alias_first_seen_at
+    select
+        paper_id as alias_id,
+        min(first_seen_at) as alias_first_seen_at
     from {{ ref('stg_paper_id_registry') }}
     group by paper_id
 )
@@ -16,6 +18,7 @@ select distinct
     alias_age.alias_first_seen_at
 from {{ ref('stg_paper_assignments') }} as assignments
 inner join {{ ref('stg_paper_id_registry') }} as registry using (text_hash)
-inner join alias_age on alias_age.alias_id = registry.paper_id
-where registry.paper_id != assignments.paper_id
-    and registry.paper_id not in (select paper_id from current_ids)
+inner join alias_age on registry.paper_id = alias_age.alias_id
+where
+    registry.paper_id != assignments.paper_id
+    and registry.paper_id not in (select current_ids.paper_id from current_ids)

@@ -3,7 +3,11 @@
 -- records this model took 17-21 s, 10-12 s this way). tests/assert_papers_count_their_sources.sql
 -- holds the two counts equal.
 with sources as (
-    select paper_id, count(*) as n_sources from {{ ref('stg_paper_assignments') }} group by paper_id
+    select
+        paper_id,
+        count(*) as n_sources
+    from {{ ref('stg_paper_assignments') }}
+    group by paper_id
 ),
 
 -- What structured inputs say of a paper (title, authors, decision, link), each from the first of
@@ -52,14 +56,20 @@ names as (
 ),
 
 primary_topics as (
-    select paper_topics.paper_id, paper_topics.topic_id, topics.label
+    select
+        paper_topics.paper_id,
+        paper_topics.topic_id,
+        topics.label
     from {{ ref('paper_topics') }} as paper_topics
     inner join {{ ref('topics') }} as topics using (topic_id)
     where paper_topics.is_primary
 ),
 
 primary_subtopics as (
-    select paper_subtopics.paper_id, paper_subtopics.topic_id, topics.label
+    select
+        paper_subtopics.paper_id,
+        paper_subtopics.topic_id,
+        topics.label
     from {{ ref('paper_subtopics') }} as paper_subtopics
     inner join {{ ref('topics') }} as topics using (topic_id)
     where paper_subtopics.is_primary
@@ -67,8 +77,9 @@ primary_subtopics as (
 
 select
     canonical.paper_id,
-    -- A real title, where an export gave one, names the paper; without one, a method's long form names it best ("Low-Rank Sparse Attention"); a name written as a
-    -- word ("Lorsa") leads it, but an acronym ("BCPReLU") stays in method_name: titles spell it out.
+    -- A real title, where an export gave one, names the paper; without one, a method's long form
+    -- names it best ("Low-Rank Sparse Attention"); a name written as a word ("Lorsa") leads it,
+    -- but an acronym ("BCPReLU") stays in method_name: titles spell it out.
     coalesce(
         metadata.title,
         case when names.is_word_name then names.method_name || ': ' end || names.method_long_form,

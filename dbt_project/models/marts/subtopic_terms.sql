@@ -1,10 +1,10 @@
 select
     terms.topic_id,
     topics.parent_topic_id,
-    'term_' || left(md5(terms.term), 12) as term_id,
     terms.term,
     terms.weight,
-    terms.term_rank as rank
+    terms.term_rank as rank,
+    'term_' || left(md5(terms.term), 12) as term_id
 from {{ ref('stg_topic_term_weights') }} as terms
 inner join {{ ref('stg_topics') }} as topics using (topic_id)
 where topics.level = 2

@@ -43,7 +43,8 @@ counted as (
         uses.papers as previous_papers
     from uses
     inner join lists
-        on uses.venue is not distinct from lists.venue
+        on
+            uses.venue is not distinct from lists.venue
             and uses.year = lists.year
     where lists.next_year is not null
 ),
@@ -92,10 +93,12 @@ shares as (
         firsts.first_year_overall
     from term_lists
     inner join lists
-        on term_lists.venue is not distinct from lists.venue
+        on
+            term_lists.venue is not distinct from lists.venue
             and term_lists.year = lists.year
     inner join firsts
-        on term_lists.term_id = firsts.term_id
+        on
+            term_lists.term_id = firsts.term_id
             and term_lists.venue is not distinct from firsts.venue
 )
 
@@ -112,7 +115,7 @@ select
     cast(previous_list_papers as integer) as previous_list_papers,
     cast(previous_papers as integer) as previous_papers,
     previous_share_of_list,
-    share_of_list - previous_share_of_list as share_change,
     first_year_in_venue,
-    first_year_overall
+    first_year_overall,
+    share_of_list - previous_share_of_list as share_change
 from shares

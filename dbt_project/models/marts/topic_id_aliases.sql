@@ -2,24 +2,38 @@
 -- of the same level that holds most of its papers now: each retired id records the topic that
 -- took most of its papers then, and a successor retired since is followed to its own.
 with recursive retired as (
-    select topic_id as alias_id, level, successor_topic_id, recorded_at as retired_at
+    select
+        topic_id as alias_id,
+        level,
+        successor_topic_id,
+        recorded_at as retired_at
     from {{ ref('stg_topic_id_registry') }}
     where event = 'retired'
 ),
 
 chain (alias_id, current_id, steps) as (
-    select alias_id, successor_topic_id, 1 from retired where successor_topic_id is not null
+    select
+        alias_id,
+        successor_topic_id,
+        1
+    from retired
+    where successor_topic_id is not null
     union all
-    select chain.alias_id, retired.successor_topic_id, chain.steps + 1
+    select
+        chain.alias_id,
+        retired.successor_topic_id,
+        chain.steps + 1
     from chain
-    inner join retired on retired.alias_id = chain.current_id
+    inner join retired on chain.current_id = retired.alias_id
     where retired.successor_topic_id is not null and chain.steps < 10000
 ),
 
 resolved as (
-    select chain.alias_id, min(chain.current_id) as topic_id
+    select
+        chain.alias_id,
+        min(chain.current_id) as topic_id
     from chain
-    inner join {{ ref('stg_topics') }} as topics on topics.topic_id = chain.current_id
+    inner join {{ ref('stg_topics') }} as topics on chain.current_id = topics.topic_id
     group by chain.alias_id
 )
 

@@ -1,15 +1,28 @@
 -- One row per topic (both levels) and list (venue, year): how much of each list a topic covers, by
 -- primary topic (level 1) or primary subtopic (level 2); a list's shares sum to 1 per level.
 with lists as (
-    select venue, year, count(*) as list_papers from {{ ref('papers') }} group by venue, year
+    select
+        venue,
+        year,
+        count(*) as list_papers
+    from {{ ref('papers') }}
+    group by venue, year
 ),
 
 topic_lists as (
-    select primary_topic_id as topic_id, venue, year, count(*) as papers
+    select
+        primary_topic_id as topic_id,
+        venue,
+        year,
+        count(*) as papers
     from {{ ref('papers') }}
     group by all
     union all
-    select primary_subtopic_id as topic_id, venue, year, count(*) as papers
+    select
+        primary_subtopic_id as topic_id,
+        venue,
+        year,
+        count(*) as papers
     from {{ ref('papers') }}
     group by all
 )
@@ -29,6 +42,7 @@ select
 from {{ ref('topics') }} as topics
 cross join lists
 left join topic_lists
-    on topic_lists.topic_id = topics.topic_id
-    and topic_lists.venue is not distinct from lists.venue
-    and topic_lists.year is not distinct from lists.year
+    on
+        topics.topic_id = topic_lists.topic_id
+        and topic_lists.venue is not distinct from lists.venue
+        and topic_lists.year is not distinct from lists.year

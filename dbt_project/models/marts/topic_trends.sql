@@ -41,14 +41,15 @@ shares as (
         lists.venue,
         lists.year,
         lists.papers as list_papers,
-        coalesce(topic_lists.papers, 0) as papers,
-        coalesce(topic_lists.papers, 0) / lists.papers as share_of_list,
         lists.previous_year,
-        lists.previous_papers as previous_list_papers
+        lists.previous_papers as previous_list_papers,
+        coalesce(topic_lists.papers, 0) as papers,
+        coalesce(topic_lists.papers, 0) / lists.papers as share_of_list
     from {{ ref('topics') }} as topics
     cross join lists
     left join topic_lists
-        on topics.topic_id = topic_lists.topic_id
+        on
+            topics.topic_id = topic_lists.topic_id
             and lists.venue is not distinct from topic_lists.venue
             and lists.year = topic_lists.year
 ),

@@ -1,18 +1,32 @@
 -- Both levels: the topics (level 1) and their subtopics (level 2, parent_topic_id their topic).
 with primaries as (
-    select topic_id, count(*) as n_papers from {{ ref('paper_topics') }} where is_primary group by topic_id
+    select
+        topic_id,
+        count(*) as n_papers
+    from {{ ref('paper_topics') }}
+    where is_primary
+    group by topic_id
     union all
-    select topic_id, count(*) as n_papers from {{ ref('paper_subtopics') }} where is_primary group by topic_id
+    select
+        topic_id,
+        count(*) as n_papers
+    from {{ ref('paper_subtopics') }}
+    where is_primary
+    group by topic_id
 ),
 
 top_terms as (
-    select topic_id, string_agg(term, ', ' order by term_rank) as top_terms
+    select
+        topic_id,
+        string_agg(term, ', ' order by term_rank) as top_terms
     from {{ ref('stg_topic_term_weights') }}
     group by topic_id
 ),
 
 minted as (
-    select topic_id, min(recorded_at) as first_seen_at
+    select
+        topic_id,
+        min(recorded_at) as first_seen_at
     from {{ ref('stg_topic_id_registry') }}
     where event = 'minted'
     group by topic_id

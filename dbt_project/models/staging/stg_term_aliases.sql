@@ -1,7 +1,7 @@
 select
     alias,
-    'term_' || left(md5(term), 12) as term_id,
     term,
     alias_kind,
-    papers
+    papers,
+    'term_' || left(md5(term), 12) as term_id
 from {{ source('raw', 'term_aliases') }}

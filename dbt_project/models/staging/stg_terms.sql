@@ -1,8 +1,8 @@
 select
-    'term_' || left(md5(term), 12) as term_id,
     term,
     kind,
     n_words,
     doc_freq,
-    idf
+    idf,
+    'term_' || left(md5(term), 12) as term_id
 from {{ source('raw', 'terms') }}
