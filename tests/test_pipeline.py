@@ -113,6 +113,27 @@ def test_marts_show_names_acronyms_and_readable_topics(bundled_run):
     }
 
 
+def test_text_lists_alone_give_no_keyword_terms(bundled_run):
+    """Text lists carry no author keywords: the terms are the mined ones, as before keywords joined
+    them (tests/test_keyword_terms.py has an export's)."""
+    _, warehouse = bundled_run
+    assert query(warehouse, "select count(*) from raw.keyword_terms") == [(0,)]
+    assert query(warehouse, "select count(*) from marts.paper_keywords") == [(0,)]
+    # Every mined term once, and nothing else; the aliases are the abstracts' alone.
+    terms, mined, missing_or_extra = query(
+        warehouse,
+        """
+        select count(t.term), count(r.term), count(*) filter (where t.term is null or r.term is null)
+        from marts.terms as t full join raw.terms as r using (term)""",
+    )[0]
+    assert terms == mined > 0 and missing_or_extra == 0
+    assert query(warehouse, "select count(*) from marts.terms where kind = 'keyword' or keyword_papers <> 0") == [(0,)]
+    assert query(
+        warehouse, "select (select count(*) from marts.term_aliases) = (select count(*) from raw.term_aliases)"
+    ) == [(True,)]
+    assert query(warehouse, "select count(*) from marts.term_aliases where alias_kind = 'keyword'") == [(0,)]
+
+
 def test_warehouse_opens_read_only_in_duckdb_1_5(bundled_run):
     _, warehouse = bundled_run
     assert duckdb.__version__.startswith("1.5."), "the contract promises files DuckDB 1.5 clients can read"

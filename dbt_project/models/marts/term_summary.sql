@@ -1,22 +1,46 @@
 -- One row per term and list (venue, year) it appears in: how widely each list uses the term.
 with lists as (
-    select venue, year, count(*) as list_papers from {{ ref('papers') }} group by venue, year
+    select
+        venue,
+        year,
+        count(*) as list_papers
+    from {{ ref('papers') }}
+    group by venue, year
+),
+
+-- A mined term is used by the papers holding it among their 30 best terms; a keyword term (one no
+-- abstract gives) by the papers whose authors give it, none of which ranks it.
+uses as (
+    select
+        paper_id,
+        term_id,
+        rank
+    from {{ ref('paper_terms') }}
+    union all
+    select distinct
+        paper_id,
+        term_id,
+        null as rank
+    from {{ ref('int_paper_keywords') }}
+    where term_kind = 'keyword'
 ),
 
 term_lists as (
     select
-        paper_terms.term_id,
+        uses.term_id,
         papers.venue,
         papers.year,
         count(*) as papers,
-        count(*) filter (where paper_terms.rank <= 10) as key_papers
-    from {{ ref('paper_terms') }} as paper_terms
+        count(*) filter (where uses.rank <= 10) as key_papers
+    from uses
     inner join {{ ref('papers') }} as papers using (paper_id)
     group by all
 ),
 
 aliases as (
-    select term_id, string_agg(alias, ', ' order by papers desc, alias) as aliases
+    select
+        term_id,
+        string_agg(alias, ', ' order by papers desc, alias asc) as aliases
     from {{ ref('term_aliases') }}
     group by term_id
 )
@@ -35,6 +59,7 @@ select
 from {{ ref('terms') }} as terms
 inner join term_lists using (term_id)
 inner join lists
-    on lists.venue is not distinct from term_lists.venue
-    and lists.year is not distinct from term_lists.year
+    on
+        lists.venue is not distinct from term_lists.venue
+        and lists.year is not distinct from term_lists.year
 left join aliases using (term_id)
