@@ -12,6 +12,7 @@ from orchestration.assets.publish import dashboard, marts_parquet, published_war
 from orchestration.assets.quality import check_evaluations
 from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
 from orchestration.checks import great_expectations_checks, no_rejected_records
+from orchestration.dbt_resource import dbt_resource
 from orchestration.resources import GreatExpectationsResource, WarehouseResource
 
 
@@ -33,6 +34,7 @@ def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
         resources={
             "warehouse": WarehouseResource(seeds_dir=seeds_dir, warehouse=warehouse),
             "great_expectations": GreatExpectationsResource(),
+            "dbt": dbt_resource(warehouse=warehouse),
         },
         # Steps share one DuckDB file that allows a single writer: run them one after another, in one
         # process (Great Expectations validates in a worker process, see GreatExpectationsResource).

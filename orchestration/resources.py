@@ -9,10 +9,9 @@ import polars as pl
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
-from orchestration.dbt_runner import dbt_worker
 from orchestration.run_guard import RunGuard
 from paperhouse import quality
-from paperhouse.settings import DBT_PROJECT_DIR, Paths, resolve_paths
+from paperhouse.settings import Paths, resolve_paths
 from paperhouse.warehouse import connect, read_frame
 
 
@@ -57,16 +56,7 @@ class WarehouseResource(ConfigurableResource):
     def setup_for_execution(self, context: InitResourceContext) -> None:
         if context.run is None:  # a sensor or schedule evaluation: it only reads the seeds folder
             return
-        paths = self.paths
-        self._guard = RunGuard.enter(context, paths, self.lock_timeout_seconds)
-        try:
-            # dbt's worker imports dbt and parses the project for this build database while the
-            # Python steps run; the parse needs no database, so it takes no lock.
-            dbt_worker().prepare(DBT_PROJECT_DIR, paths.dbt_target, paths.build_database)
-        except BaseException:  # teardown is not called when setup fails: do not keep the lock
-            self._guard.leave()
-            self._guard = None
-            raise
+        self._guard = RunGuard.enter(context, self.paths, self.lock_timeout_seconds)
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
         if self._guard is not None:

@@ -1,8 +1,8 @@
-"""dbt in its worker process: results stream back, failures raise, the database is let go of,
-the project is parsed once per warehouse until a file changes. A two-model project with the
-real profile (so its `keep_open: true`, and the worker closing the database after a command, is what is tested)."""
+"""The `worker` dbt runner: `paperhouse-dbt`, the dbt executable dagster-dbt starts, and the warm dbt
+processes it hands commands to. Called here as dagster-dbt calls it (same arguments and environment),
+on a two-model project with the real profile, so its `keep_open: true`, and the warm process letting
+go of the database by ending, is what is tested."""
 
-import gc
 import json
 import os
 import shutil
@@ -10,13 +10,15 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from orchestration import dbt_runner
-from paperhouse.settings import DBT_PROJECT_DIR
+from orchestration.warm_dbt import SOCKET_ENV
+from orchestration.warm_dbt import project as dbt_project
+from orchestration.warm_dbt.worker import WarmDbt, warm_dbt
+from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
 
 PROJECT = """
 name: tiny
@@ -58,73 +60,183 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def summary(event: dict) -> tuple[str, str, str]:
-    node = event["data"]["node_info"]
-    return event["info"]["name"], node["node_name"], node["node_status"]
+@pytest.fixture
+def warm(project, tmp_path):
+    """Warm dbt for the tiny project, a warm process parsing for ``tiny.duckdb`` already."""
+    warm = WarmDbt()
+    warm.prepare(project, project / "target", "tiny.duckdb")
+    yield warm
+    warm.close()
 
 
-@pytest.fixture(scope="module")
-def worker():
-    worker = dbt_runner.DbtWorker()
-    yield worker
-    worker.close()
+def start_dbt(project: Path, database: Path, warm: WarmDbt | None) -> subprocess.Popen:
+    """`paperhouse-dbt build` as dagster-dbt's DbtCliResource starts it."""
+    target = project / "target"
+    env = {
+        **{name: value for name, value in os.environ.items() if name != SOCKET_ENV},
+        "DBT_LOG_FORMAT": "json",
+        "DBT_TARGET_PATH": str(target),
+        "DBT_LOG_PATH": str(target),
+        "DBT_PROFILES_DIR": str(project),
+        "DBT_PROJECT_DIR": str(project),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        **({SOCKET_ENV: warm.address} if warm else {}),
+    }
+    return subprocess.Popen(
+        [venv_executable("paperhouse-dbt"), *dbt_project.build_args(database)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=project,
+    )  # fmt: skip
 
 
-def test_results_stream_as_dbt_events_and_the_database_is_let_go_of(worker, project, tmp_path):
-    database = tmp_path / "tiny.duckdb"
-    frozen = worker.submit(gc.get_freeze_count).result()
-    # The parse stays in the worker (nothing comes back to unpickle), frozen out of later sweeps.
-    assert worker.prepare(project, project / "target", database).result() is None
-    assert worker.submit(gc.get_freeze_count).result() > frozen
-    results = [summary(e) for e in worker.run(["build"], project, project / "target", database)]
-    assert ("LogModelResult", "numbers", "success") in results
-    assert ("LogModelResult", "odd_numbers", "success") in results
-    assert ("LogTestResult", "unique_numbers_n", "pass") in results
-    assert len(results) == 5  # two models, three tests: only result events
-    # No connection outlives the command: another process can open the file for writing.
-    opened = subprocess.run([sys.executable, "-c", OPEN_FOR_WRITING, str(database)], capture_output=True, text=True)
+def build(project: Path, database: Path, warm: WarmDbt | None) -> tuple[int, bytes, int]:
+    """(exit code, output, process id of the client) of a build of ``database``."""
+    dbt = start_dbt(project, database, warm)
+    output, _ = dbt.communicate(timeout=300)
+    return dbt.returncode, output, dbt.pid
+
+
+def results(output: bytes) -> list[tuple[str, str, str]]:
+    """(event, node, status) of each result line of dbt's JSON log."""
+    found = []
+    for event in map(json.loads, output.decode().splitlines()):
+        if event["info"]["name"] in {"LogModelResult", "LogTestResult"}:
+            node = event["data"]["node_info"]
+            found.append((event["info"]["name"], node["node_name"], node["node_status"]))
+    return found
+
+
+def pids(output: bytes) -> set[int]:
+    return {json.loads(line)["info"]["pid"] for line in output.decode().splitlines()}
+
+
+def test_a_command_runs_in_the_warm_process_which_ends_with_it(warm, project, tmp_path):
+    waiting = warm.status()
+    assert waiting["parses"] == 1  # parsed before the command came
+    code, output, client = build(project, tmp_path / "tiny.duckdb", warm)
+    assert code == 0, output.decode()[-3000:]
+    found = results(output)
+    assert ("LogModelResult", "numbers", "success") in found
+    assert ("LogModelResult", "odd_numbers", "success") in found
+    assert ("LogTestResult", "unique_numbers_n", "pass") in found
+    assert len(found) == 5  # two models, three tests
+    assert pids(output) == {waiting["pid"]} != {client}  # dbt ran in the warm process, not the client
+    # It ran on the parse it made before (dbt's parse leaves its timings beside the manifest).
+    assert (project / "target" / "warm_parse" / "perf_info.json").exists()
+    assert not (project / "target" / "perf_info.json").exists()
+    assert _gone(waiting["pid"])
+    # The database was closed as the process ended: another process can open the file for writing.
+    opened = subprocess.run([sys.executable, "-c", OPEN_FOR_WRITING, str(tmp_path / "tiny.duckdb")],
+                            capture_output=True, text=True)  # fmt: skip
     assert opened.stdout.strip() == "opened", opened.stderr
+    # The next command's warm process took over the socket, parsed for the same database.
+    successor = warm.status()
+    assert successor["pid"] != waiting["pid"] and successor["parses"] == 1
 
 
-def test_a_failing_test_is_streamed_then_raised_with_dbts_error(worker, project, tmp_path):
+def test_each_command_gets_a_warm_process_of_its_own(warm, project, tmp_path):
+    ran = []
+    for _ in range(3):
+        code, output, _client = build(project, tmp_path / "tiny.duckdb", warm)
+        assert code == 0, output.decode()[-3000:]
+        ran.append(pids(output))
+    assert all(len(process) == 1 for process in ran) and len(set().union(*ran)) == 3
+
+
+def test_a_failing_test_exits_as_dbt_does_with_the_failure_in_its_output(warm, project, tmp_path):
     (project / "models" / "odd_numbers.sql").write_text("select n from {{ ref('numbers') }}")  # 2 is not odd
-    results = []
-    with pytest.raises(dbt_runner.DbtFailed, match="accepted_values_odd_numbers_n"):
-        for event in worker.run(["build"], project, project / "target", tmp_path / "tiny.duckdb"):
-            results.append(summary(event))
-    assert ("LogTestResult", "accepted_values_odd_numbers_n__1__3__5__7", "fail") in results
+    code, output, _client = build(project, tmp_path / "tiny.duckdb", warm)
+    assert code == 1
+    assert ("LogTestResult", "accepted_values_odd_numbers_n__1__3__5__7", "fail") in results(output)
 
 
-def test_a_worker_killed_mid_command_fails_the_command_instead_of_hanging(project, tmp_path):
+def test_a_changed_project_or_another_database_is_parsed_again(warm, project, tmp_path):
+    assert build(project, tmp_path / "tiny.duckdb", warm)[0] == 0
+    model = project / "models" / "numbers.sql"
+    model.write_text("select unnest([1, 3, 5, 7]) as n")
+    os.utime(model, (model.stat().st_mtime + 5,) * 2)
+    # Another database name: dbt-duckdb names the database after the file, so its own parse.
+    other = tmp_path / "other.duckdb"
+    code, output, _client = build(project, other, warm)
+    assert code == 0, output.decode()[-3000:]
+    with duckdb.connect(str(other), read_only=True) as con:
+        assert con.execute("select count(*) from main.odd_numbers").fetchone() == (4,)
+
+
+def test_without_a_warm_process_the_client_runs_dbt_itself(project, tmp_path):
+    code, output, client = build(project, tmp_path / "tiny.duckdb", warm=None)
+    assert code == 0, output.decode()[-3000:]
+    assert ("LogModelResult", "odd_numbers", "success") in results(output)
+    assert pids(output) == {client}  # the client became dbt
+
+
+def test_the_version_is_the_installed_dbts_without_starting_it():
+    from importlib.metadata import version
+
+    answer = subprocess.run(
+        [venv_executable("paperhouse-dbt"), "--version"], capture_output=True, text=True, check=True
+    )
+    assert version("dbt-core") in answer.stdout
+
+
+def test_a_warm_process_killed_mid_command_fails_the_command_instead_of_hanging(warm, project, tmp_path):
     (project / "models" / "slow.sql").write_text(SLOW_MODEL)
-    worker = dbt_runner.DbtWorker()
-    try:
-        pid = worker.pid
-        events = worker.run(["build"], project, project / "target", tmp_path / "tiny.duckdb")
-        next(events)  # a first model is built; the slow one is running
-        os.kill(pid, signal.SIGKILL)
-        with pytest.raises(BrokenProcessPool):
-            list(events)
-    finally:
-        worker.close()
+    dbt = start_dbt(project, tmp_path / "tiny.duckdb", warm)
+    running = _wait_for_line(dbt, "slow")
+    os.kill(running, signal.SIGKILL)
+    dbt.communicate(timeout=60)
+    assert dbt.returncode == 2
+    assert warm.listening  # the next command's warm process is there
 
 
-def test_a_command_stopped_early_takes_its_worker_down_and_the_next_command_gets_a_new_one(
-        project, tmp_path, monkeypatch):
-    """What happens when a run is interrupted in dbt: dbt cannot be cancelled from outside."""
+def test_an_interrupted_command_takes_its_warm_process_down(warm, project, tmp_path):
+    """What dagster-dbt does when a step is stopped: SIGINT to the dbt process. A dbt command in
+    progress cannot be cancelled from outside, so the process running it goes."""
     (project / "models" / "slow.sql").write_text(SLOW_MODEL)
-    monkeypatch.setattr(dbt_runner, "_worker", None)
-    worker = dbt_runner.dbt_worker()
-    pid = worker.pid
-    events = worker.run(["build"], project, project / "target", tmp_path / "tiny.duckdb")
-    next(events)
-    events.close()  # as when Dagster interrupts the step
-    assert worker.broken
-    assert _gone(pid)
-    replacement = dbt_runner.dbt_worker()
-    assert replacement is not worker and replacement.pid != pid
-    replacement.close()
-    worker.close()
+    dbt = start_dbt(project, tmp_path / "tiny.duckdb", warm)
+    running = _wait_for_line(dbt, "slow")
+    dbt.send_signal(signal.SIGINT)
+    dbt.communicate(timeout=60)
+    assert dbt.returncode == 128 + signal.SIGINT
+    assert _gone(running)
+    assert warm.status()["pid"] != running
+
+
+def test_warm_processes_end_with_the_run(project, tmp_path):
+    """A run killed with its warm process waiting: the warm process does not outlive it."""
+    run = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom orchestration.warm_dbt.worker import warm_dbt\n"
+         f"warm_dbt().prepare({str(project)!r}, {str(project / 'target')!r}, 'tiny.duckdb')\n"
+         "print(warm_dbt().status()['pid'], flush=True)\ntime.sleep(600)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    waiting = int(run.stdout.readline())
+    run.kill()
+    run.wait()
+    assert _gone(waiting)
+
+
+def test_the_run_starts_a_warm_process_when_none_is_listening(monkeypatch, project):
+    monkeypatch.setattr("orchestration.warm_dbt.worker._warm_dbt", None)
+    monkeypatch.delenv(SOCKET_ENV, raising=False)  # put back as it was afterwards
+    warm = warm_dbt()
+    assert not warm.listening and os.environ[SOCKET_ENV] == warm.address
+    warm.prepare(project, project / "target", "tiny.duckdb")
+    first = warm.status()["pid"]
+    warm.prepare(project, project / "target", "tiny.duckdb")  # one is listening: it is asked, not replaced
+    assert warm.status()["pid"] == first
+    warm.close()
+    assert _gone(first)
+
+
+def _wait_for_line(dbt: subprocess.Popen, text: str, timeout: float = 120.0) -> int:
+    """Read the command's output up to a line mentioning ``text``; the id of the process running it."""
+    deadline = time.monotonic() + timeout
+    for line in dbt.stdout:
+        event = json.loads(line)
+        if text in event["info"]["msg"]:
+            return event["info"]["pid"]
+        assert time.monotonic() < deadline
+    raise AssertionError(f"the command ended before {text!r}")
 
 
 def _gone(pid: int, wait: float = 10.0) -> bool:
@@ -140,66 +252,27 @@ def _gone(pid: int, wait: float = 10.0) -> bool:
     return False
 
 
-def test_the_project_is_parsed_once_per_database_name_until_a_file_changes(project, tmp_path, monkeypatch):
-    parses = []
-    real_parse = dbt_runner.parse
-    monkeypatch.setattr(dbt_runner, "parse", lambda *args: parses.append(args) or real_parse(*args))
-    dbt_runner._parsed.cache_clear()
-    database = tmp_path / "tiny.duckdb"
-
-    def build(database: Path) -> list[tuple[str, str, str]]:
-        results = []
-        dbt_runner.run_here(["build"], project, project / "target", database, lambda e: results.append(summary(e)))
-        return results
-
-    build(database)
-    build(database)
-    assert len(parses) == 1
-    # A warehouse of the same file name in another folder: the same parse, its own database file.
-    elsewhere = tmp_path / "elsewhere" / "tiny.duckdb"
-    elsewhere.parent.mkdir()
-    assert ("LogModelResult", "numbers", "success") in build(elsewhere)
-    assert len(parses) == 1 and elsewhere.exists()
-    build(tmp_path / "other.duckdb")  # another name: dbt names the database after it, so its own parse
-    assert len(parses) == 2
-    model = project / "models" / "numbers.sql"
-    model.write_text("select unnest([1, 2, 3, 5]) as n")
-    os.utime(model, (model.stat().st_mtime + 5,) * 2)
-    assert ("LogModelResult", "numbers", "success") in build(database)
-    assert len(parses) == 3
-
-
-def test_a_command_writes_its_results_to_events_and_its_log_file_not_the_console(project, tmp_path, capfd):
-    # The worker's console goes nowhere: formatting dbt's lines for it cost a seeds build 0.3 s.
-    results = []
-    dbt_runner.run_here(["build"], project, project / "target", tmp_path / "quiet.duckdb",
-                        lambda e: results.append(summary(e)))
-    assert ("LogModelResult", "numbers", "success") in results
-    assert capfd.readouterr().out == ""
-    assert "OK created sql table model" in (project / "target" / "dbt.log").read_text()
-
-
 def _files_parsed(target: Path) -> int:
     return json.loads((target / "perf_info.json").read_text())["parsed_path_count"]
 
 
 def test_a_new_target_folder_starts_from_the_projects_parse_when_the_database_name_matches(project, tmp_path):
-    dbt_runner.parse(project, project / "target", "tiny.duckdb")
+    dbt_project.parse(project, project / "target", "tiny.duckdb")
     assert _files_parsed(project / "target") > 0  # the first parse reads every file
 
-    dbt_runner.parse(project, tmp_path / "build_a", "tiny.duckdb")
+    dbt_project.parse(project, tmp_path / "build_a", "tiny.duckdb")
     assert _files_parsed(tmp_path / "build_a") == 0  # dbt's partial parse found nothing changed
 
-    dbt_runner.parse(project, tmp_path / "build_b", "other.duckdb")  # another database: parsed again
+    dbt_project.parse(project, tmp_path / "build_b", "other.duckdb")  # another database: parsed again
     assert _files_parsed(tmp_path / "build_b") > 0
 
 
-def test_the_worker_loads_dbt_without_dagster():
-    # The worker starts beside the run's own imports on a 2-core machine: Dagster and dagster-dbt
-    # would cost it seconds of CPU for nothing (it only runs dbt).
+def test_the_warm_process_and_client_load_dbt_without_dagster():
+    # A warm process starts beside the run's own steps on a 2-core machine, the client once per
+    # command: Dagster and dagster-dbt would cost them seconds of CPU for nothing.
     loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, orchestration.dbt_runner as r; r._start_worker(None);"
+        [sys.executable, "-c", "import sys, orchestration.warm_dbt.server, orchestration.warm_dbt.client, dbt.cli.main;"
          " print(sorted({m.split('.')[0] for m in sys.modules} & {'dagster', 'dagster_dbt', 'dbt'}))"],
         capture_output=True, text=True, check=True,
-    ).stdout
+    ).stdout  # fmt: skip
     assert loaded.strip() == "['dbt']"

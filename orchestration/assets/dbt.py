@@ -1,33 +1,15 @@
-from functools import cache
-from pathlib import Path
 from typing import Any, Mapping
 
 from dagster import AssetExecutionContext, AssetKey
-from dagster_dbt import DagsterDbtTranslator, DbtProject, dbt_assets
+from dagster_dbt import DagsterDbtTranslator, DbtCliResource, dbt_assets
 
-from orchestration import dbt_runner
 from orchestration.assets import OWNERS, WRITER_POOL
+from orchestration.dbt_resource import dbt_project
 from orchestration.resources import WarehouseResource
-from paperhouse.settings import DBT_PROJECT_DIR
+from orchestration.warm_dbt.project import build_args
+from paperhouse.faults import failpoint
 
 _GROUPS = {"staging": "staging", "intermediate": "staging", "marts": "marts"}
-
-
-@cache
-def dbt_project() -> DbtProject:
-    """The dbt project, with a manifest that is never older than the project's files.
-
-    This replaces ``prepare_if_dev``: it re-parses under `dagster dev`, the CLI and tests
-    alike, and only when a model, test or YAML file changed since the last parse.
-    """
-    project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
-    if _manifest_is_stale(project.manifest_path):
-        dbt_runner.parse(DBT_PROJECT_DIR, Path(project.project_dir, project.target_path))
-    return project
-
-
-def _manifest_is_stale(manifest: Path) -> bool:
-    return not manifest.exists() or dbt_runner.project_stamp(DBT_PROJECT_DIR) > manifest.stat().st_mtime
 
 
 class PaperhouseTranslator(DagsterDbtTranslator):
@@ -57,9 +39,13 @@ def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
         select=select,
         exclude=exclude,
     )
-    def _models(context: AssetExecutionContext, warehouse: WarehouseResource):
+    def _models(context: AssetExecutionContext, warehouse: WarehouseResource, dbt: DbtCliResource):
         paths = warehouse.paths
-        yield from dbt_runner.stream_build(context, paths.build_database, paths.dbt_target)
+        # Each warehouse keeps its own target folder: dbt parses the whole project again when the
+        # database path in its profile changes.
+        for event in dbt.cli(build_args(paths.build_database), context=context, target_path=paths.dbt_target).stream():
+            failpoint("dbt.event")
+            yield event
 
     return _models
 

@@ -1,0 +1,86 @@
+"""The dbt project and the `dbt` resource: dagster-dbt's ``DbtCliResource``, with dbt run one of two ways.
+
+- ``worker`` (the default): ``WarmDbtCliResource``, a ``DbtCliResource`` whose dbt executable is
+  ``paperhouse-dbt``, which hands each command to a warm dbt process (``orchestration.warm_dbt``).
+- ``stock``: dagster-dbt's own ``DbtCliResource``, a new `dbt` process per command.
+
+``PAPERHOUSE_DBT_RUNNER=stock|worker`` chooses, when the definitions load. Assets only call
+``dbt.cli(args, context=context).stream()``, so either is a drop-in for the other.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+from dagster import InitResourceContext
+from dagster_dbt import DbtCliResource, DbtProject
+from pydantic import Field
+
+from orchestration.warm_dbt.project import parse, project_stamp
+from orchestration.warm_dbt.worker import warm_dbt
+from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, venv_executable
+
+RUNNER_ENV = "PAPERHOUSE_DBT_RUNNER"
+RUNNERS = ("worker", "stock")
+
+
+@cache
+def dbt_project() -> DbtProject:
+    """The dbt project, with a manifest that is never older than the project's files.
+
+    This replaces ``prepare_if_dev``: it re-parses under `dagster dev`, the CLI and tests
+    alike, and only when a model, test or YAML file changed since the last parse.
+    """
+    project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
+    if _manifest_is_stale(project.manifest_path):
+        parse(DBT_PROJECT_DIR, Path(project.project_dir, project.target_path))
+    return project
+
+
+def _manifest_is_stale(manifest: Path) -> bool:
+    return not manifest.exists() or project_stamp(DBT_PROJECT_DIR) > manifest.stat().st_mtime
+
+
+class WarmDbtCliResource(DbtCliResource):
+    """``DbtCliResource`` whose dbt commands run in warm dbt processes (``dbt_executable`` is
+    ``paperhouse-dbt``). When a run starts, a warm process parses the project for the run's build
+    database (starting one if none is waiting), while the Python steps run."""
+
+    warehouse: str = Field(
+        default="",
+        description="Published warehouse file whose build database dbt is parsed for ahead of the run's dbt "
+        "steps (empty: $PAPERHOUSE_WAREHOUSE, then data/paperhouse.duckdb). Another warehouse only "
+        "moves the parse into the first dbt step.",
+    )
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        super().setup_for_execution(context)
+        if context.run is None:  # a sensor or schedule evaluation: no dbt command follows
+            return
+        paths = resolve_paths(None, self.warehouse or None)
+        warm_dbt().prepare(
+            Path(self.project_dir),
+            paths.dbt_target,
+            paths.build_database.name,
+            profiles_dir=Path(self.profiles_dir or self.project_dir),
+            target=self.target,
+        )
+
+
+def selected_runner() -> str:
+    """The dbt runner ``$PAPERHOUSE_DBT_RUNNER`` names, else ``worker``."""
+    runner = os.environ.get(RUNNER_ENV) or "worker"
+    if runner not in RUNNERS:
+        raise ValueError(f"{RUNNER_ENV}={runner!r}: expected one of {', '.join(RUNNERS)}")
+    return runner
+
+
+def dbt_resource(warehouse: str = "") -> DbtCliResource:
+    """The `dbt` resource of the selected runner (``selected_runner``)."""
+    if selected_runner() == "stock":
+        return DbtCliResource(project_dir=dbt_project(), dbt_executable=venv_executable("dbt"))
+    return WarmDbtCliResource(
+        project_dir=dbt_project(), dbt_executable=venv_executable("paperhouse-dbt"), warehouse=warehouse
+    )

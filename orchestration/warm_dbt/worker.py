@@ -1,0 +1,113 @@
+"""The run's side of warm dbt: a socket, with a warm dbt process behind it for the next command.
+
+Each warm process runs one command and hands the socket to its successor first (see
+``orchestration.warm_dbt.server``), so the run only starts the first one, and starts another when
+none is listening (the first run of the process, or after a warm process was killed).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+from orchestration.warm_dbt import SOCKET_ENV
+from orchestration.warm_dbt.server import ParseRequest, start
+
+# How long a new warm process may take to listen on its socket (a Python start and a few imports).
+START_TIMEOUT_SECONDS = 60.0
+
+
+class WarmDbt:
+    """The socket of this process's warm dbt processes, in a private temporary folder (only this
+    user can connect to it)."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="paperhouse-dbt-"))
+        self.address = str(self.folder / "socket")
+
+    def prepare(
+        self,
+        project_dir: Path,
+        target_path: Path,
+        database_name: str,
+        profiles_dir: Path | None = None,
+        target: str | None = None,
+    ) -> None:
+        """Have a warm process parse the project for a build database named ``database_name`` now
+        (starting one when none is listening), so that the next command finds it parsed. Does not
+        wait for the parse."""
+        request: ParseRequest = {
+            "project_dir": str(project_dir),
+            "profiles_dir": str(profiles_dir or project_dir),
+            "target": target,
+            "database_name": database_name,
+            "target_path": str(target_path),
+        }
+        try:
+            self._send({"command": "prepare", **request})
+        except OSError:
+            self._start(request)
+
+    def status(self) -> dict:
+        """The listening warm process's id and how many parses it made (once it answers)."""
+        with self._connect() as connection:
+            connection.sendall(json.dumps({"command": "status"}).encode() + b"\n")
+            return json.loads(connection.makefile("rb").readline())
+
+    @property
+    def listening(self) -> bool:
+        try:
+            self._connect().close()
+        except OSError:
+            return False
+        return True
+
+    def close(self) -> None:
+        """Stop the listening warm process (one running a command ends with it) and remove the socket's folder."""
+        with contextlib.suppress(OSError):  # none is listening
+            self._send({"command": "stop"})
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _start(self, first_parse: ParseRequest) -> None:
+        process = start(self.address, os.getpid(), first_parse=first_parse)
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not os.path.exists(self.address):
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(f"the warm dbt process did not start (exit code {process.poll()})")
+            time.sleep(0.01)
+
+    def _send(self, request: dict) -> None:
+        with self._connect() as connection:
+            connection.sendall(json.dumps(request).encode() + b"\n")
+
+    def _connect(self) -> socket.socket:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(self.address)
+        except OSError:
+            connection.close()
+            raise
+        return connection
+
+
+_warm_dbt: WarmDbt | None = None
+
+
+def warm_dbt() -> WarmDbt:
+    """This process's warm dbt, named in the environment that dagster-dbt hands to the dbt
+    processes it starts; its warm processes are stopped when this process exits (and end by
+    themselves when it is killed)."""
+    global _warm_dbt
+    if _warm_dbt is None:
+        _warm_dbt = WarmDbt()
+        atexit.register(_warm_dbt.close)
+    os.environ[SOCKET_ENV] = _warm_dbt.address
+    return _warm_dbt

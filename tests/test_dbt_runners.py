@@ -1,0 +1,100 @@
+"""Both dbt runners behind the `dbt` resource build the same warehouse from the bundled seeds: dagster-dbt's
+stock ``DbtCliResource`` (a `dbt` process per command) and the `worker` runner (warm dbt processes),
+chosen with PAPERHOUSE_DBT_RUNNER."""
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from corpus import SEEDS
+
+from orchestration.dbt_resource import RUNNER_ENV, WarmDbtCliResource, dbt_resource
+from orchestration.runner import run_all
+from paperhouse.settings import resolve_paths
+
+# What differs between any two runs: when things happened (timestamps: when a paper or topic was first
+# seen, when a check was evaluated), in which run, and how long each dbt test took in which dbt
+# invocation (in the observed values of marts.quality_runs).
+RUN_COLUMNS = {"run_id"}
+RUN_OBSERVATIONS = {"Execution Duration", "invocation_id"}
+
+
+def _without_run_observations(observed: str | None) -> dict | None:
+    return observed and {k: v for k, v in json.loads(observed).items() if k not in RUN_OBSERVATIONS}
+
+
+def marts(warehouse: Path) -> dict[str, list[tuple]]:
+    """Every mart's rows, in order, without the columns that name the run."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        tables = [
+            t
+            for (t,) in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'marts' order by 1"
+            ).fetchall()
+        ]
+        contents = {}
+        for table in tables:
+            columns = [
+                c
+                for (c,) in con.execute(
+                    "select column_name from information_schema.columns where table_schema = 'marts' and table_name = ?"
+                    " and data_type not like 'TIMESTAMP%' order by ordinal_position",
+                    [table],
+                ).fetchall()
+                if c not in RUN_COLUMNS
+            ]
+            select = ", ".join(f'"{c}"' for c in columns)
+            rows = con.execute(f"select {select} from marts.{table} order by all").fetchall()
+            if "observed" in columns:
+                at = columns.index("observed")
+                rows = [(*row[:at], _without_run_observations(row[at]), *row[at + 1 :]) for row in rows]
+            contents[table] = rows
+    return contents
+
+
+def dbt_processes(target: Path) -> set[int]:
+    """The processes that wrote a dbt target folder's log: dbt's JSON log names its process in each line."""
+    log = (target / "dbt.log").read_text()
+    return {json.loads(line)["info"]["pid"] for line in log.splitlines() if line.startswith("{")}
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> dict[str, Path]:
+    built = {}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for runner in ("stock", "worker"):
+            monkeypatch.setenv(RUNNER_ENV, runner)
+            warehouse = tmp_path_factory.mktemp(runner) / "paperhouse.duckdb"
+            outcome = run_all(resolve_paths(SEEDS, warehouse))
+            assert outcome.success, outcome.reason
+            built[runner] = warehouse
+    return built
+
+
+def test_the_runner_is_chosen_by_the_environment(monkeypatch):
+    monkeypatch.setenv(RUNNER_ENV, "stock")
+    assert type(dbt_resource()).__name__ == "DbtCliResource"
+    monkeypatch.setenv(RUNNER_ENV, "worker")
+    assert isinstance(dbt_resource(), WarmDbtCliResource)
+    monkeypatch.setenv(RUNNER_ENV, "thread")
+    with pytest.raises(ValueError, match="worker, stock"):
+        dbt_resource()
+
+
+@pytest.mark.slow
+def test_both_runners_build_the_same_marts(builds):
+    stock, worker = marts(builds["stock"]), marts(builds["worker"])
+    assert stock.keys() == worker.keys() and "papers" in stock
+    for table in stock:
+        assert stock[table] == worker[table], table
+
+
+@pytest.mark.slow
+def test_each_runner_ran_dbt_where_it_says(builds):
+    stock, worker = (resolve_paths(None, builds[runner]).dbt_target for runner in ("stock", "worker"))
+    # Each dbt step in a process of its own, either way.
+    assert len(dbt_processes(stock)) == 2 and len(dbt_processes(worker)) == 2
+    # Worker: each command ran in a warm process that had parsed the project before it came.
+    assert dbt_processes(worker) <= dbt_processes(worker / "warm_parse")
+    assert not (stock / "warm_parse").exists()
