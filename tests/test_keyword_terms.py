@@ -41,8 +41,11 @@ def _index(texts: list[str]):
     return index_terms(pl.DataFrame({"paper_id": [f"p{i}" for i in range(len(texts))], "text": texts}))
 
 
-def _match(index, keys: dict[str, int]) -> dict[str, tuple]:
-    keywords = pl.DataFrame({"keyword_key": list(keys), "papers": list(keys.values())})
+def _match(index, keys: dict[str, int], capitalised: tuple[str, ...] = ()) -> dict[str, tuple]:
+    """``keys``: keyword key -> papers; ``capitalised``: the keys most authors write as acronyms are."""
+    keywords = pl.DataFrame(
+        {"keyword_key": list(keys), "papers": list(keys.values()), "capitalised": [key in capitalised for key in keys]}
+    )
     frame = keyword_terms(keywords, index.terms, index.aliases)
     assert frame.schema == pl.Schema(KEYWORD_TERM_SCHEMA)
     return {row["keyword_key"]: (row["term"], row["kind"], row["matched_by"]) for row in frame.iter_rows(named=True)}
@@ -62,6 +65,7 @@ def test_a_keyword_joins_the_mined_term_it_means_by_its_key_or_its_acronym():
             "mode collapse": 1,
             "novel mode collapse": 1,  # a boilerplate word the terms drop
         },
+        capitalised=("gan", "gans"),
     )
     gan = ("generative adversarial network", "phrase")
     assert matched["gan"] == (*gan, "acronym") and matched["gans"] == (*gan, "acronym")
@@ -82,7 +86,11 @@ def test_a_keyword_no_abstract_gives_is_a_keyword_term_spelled_as_most_authors_w
             "quantum folds": 1,
             "gnn": 1,
             "mixture of experts": 1,
+            "gan": 1,  # the acronym the abstracts define, written as a word (Gan): no acronym
+            "0.5 mode": 1,  # what the terms' words leave out: matched to nothing
+            "3d mode collapse": 1,
         },
+        capitalised=("gnn",),
     )
     # Spellings of one key are one term, shown as most papers write it, then the first in order.
     assert matched["hyperbolic origami"] == matched["hyperbolic-origami"] == ("hyperbolic origami", "keyword", None)
@@ -90,11 +98,14 @@ def test_a_keyword_no_abstract_gives_is_a_keyword_term_spelled_as_most_authors_w
     # An acronym no abstract defines is a keyword of its own, as is a phrase holding a function word.
     assert matched["gnn"] == ("gnn", "keyword", None)
     assert matched["mixture of experts"] == ("mixture of experts", "keyword", None)
+    assert matched["gan"] == ("gan", "keyword", None)
+    assert matched["0.5 mode"] == ("0.5 mode", "keyword", None)
+    assert matched["3d mode collapse"] == ("3d mode collapse", "keyword", None)
 
 
 def test_no_keywords_no_work():
     index = _index([GAN_DEFINED, OTHER])
-    empty = pl.DataFrame(schema={"keyword_key": pl.String, "papers": pl.Int32})
+    empty = pl.DataFrame(schema={"keyword_key": pl.String, "papers": pl.Int32, "capitalised": pl.Boolean})
     frame = keyword_terms(empty, index.terms, index.aliases)
     assert frame.height == 0 and frame.schema == pl.Schema(KEYWORD_TERM_SCHEMA)
 

@@ -39,8 +39,9 @@ KEYWORD_KIND = "keyword"
 MATCHES = ("term", "acronym")
 
 # The keyword keys of every accepted record, keyed as marts.paper_keywords keys them, with the papers
-# whose authors give each. Text lists' records have no keywords: nothing is read for them.
-KEYWORDS_SQL = """
+# whose authors give each and whether most write it as an acronym is written (two capitals in a word:
+# GAN, MoE; not Adam). Text lists' records have no keywords: nothing is read for them.
+KEYWORDS_SQL = r"""
     with keywords as (
         select assignments.paper_id, unnest(records.keywords) as keyword
         from raw.source_records as records
@@ -48,13 +49,14 @@ KEYWORDS_SQL = """
         where records.keywords is not null and len(records.keywords) > 0
     )
     select
-        trim(regexp_replace(lower(keyword), '\\s+', ' ', 'g')) as keyword_key,
-        cast(count(distinct paper_id) as integer) as papers
+        trim(regexp_replace(lower(keyword), '\s+', ' ', 'g')) as keyword_key,
+        cast(count(distinct paper_id) as integer) as papers,
+        avg(cast(regexp_matches(keyword, '\p{Lu}\S*\p{Lu}') as integer)) >= 0.5 as capitalised
     from keywords
     group by keyword_key
 """
 
-_KEYWORD_COUNTS = {"keyword_key": pl.String, "papers": pl.Int32}
+_KEYWORD_COUNTS = {"keyword_key": pl.String, "papers": pl.Int32, "capitalised": pl.Boolean}
 
 # Words the chunker drops from a phrase that are not function words ("large", "novel"): a long
 # form loses them too (acronym_expansion.acronym_definitions).
@@ -94,7 +96,8 @@ def keyword_terms(keywords: pl.DataFrame, terms: pl.DataFrame, aliases: pl.DataF
     )
     matched = (
         read.lazy()
-        .join(by_key.rename({"term": "key_term", "kind": "key_kind"}), on="key", how="left")
+        .with_columns(mined_key=pl.when("matchable").then("key"))
+        .join(by_key.rename({"term": "key_term", "kind": "key_kind", "key": "mined_key"}), on="mined_key", how="left")
         .join(acronyms, left_on="single", right_on="acronym", how="left")
         .with_columns(
             # A mined phrase or word spelled like the keyword; else the long form of the acronym the
@@ -147,26 +150,35 @@ def keyword_terms(keywords: pl.DataFrame, terms: pl.DataFrame, aliases: pl.DataF
 
 
 def _read_keywords(keywords: pl.DataFrame) -> pl.DataFrame:
-    """Each keyword key with ``key`` (its words as a term's: boilerplate dropped, singular, spelling
-    key), ``single`` (its one word's singular, when it is one word: maybe an acronym) and ``shown``
-    (the text before a trailing parenthesis, "generative adversarial networks (gans)": what is
-    matched, and how a keyword term of it is written). The long form decides, not the parenthesis:
-    an acronym means different things in different fields."""
+    """Each keyword key with ``shown`` (the text before a trailing parenthesis, "generative
+    adversarial networks (gans)": what is matched, and how a keyword term of it is written; the long
+    form decides, not the parenthesis: an acronym means different things in different fields),
+    ``key`` (its words as a term's: boilerplate dropped, singular, spelling key), ``single`` (its one
+    word's singular, when it is one word written as an acronym: GANs) and ``matchable``.
+
+    Only a keyword made of words is matched: one holding what the terms' words leave out (digits
+    outside a word, "0.35 micron", "3d reconstruction"; a slash) would meet a term it does not mean
+    ("micron"), so it keeps a key of its own, its spelling's."""
     split = keywords.with_columns(
         shown=pl.col("keyword_key").str.replace(_TRAILING_PARENTHESIS, "").str.strip_chars(),
     ).with_columns(shown=pl.when(pl.col("shown").str.len_chars() > 0).then("shown").otherwise("keyword_key"))
-    words = pl.col("shown").str.normalize("NFKC").str.extract_all(TOKEN)
+    normalised = pl.col("shown").str.normalize("NFKC")
+    words = normalised.str.extract_all(TOKEN)
     split = split.with_columns(
         words=words.list.eval(pl.element().filter(~pl.element().is_in(_BOILERPLATE))),
+        matchable=~normalised.str.replace_all(TOKEN, "").str.contains(r"[\p{L}\p{N}]"),
     )
     lemmas = _singular_words(pl.col("words").list.join(" "))
-    phrase = pl.when(pl.col("words").list.len() > 0).then(lemmas).otherwise(pl.col("shown"))
+    phrase = pl.when(pl.col("matchable") & (pl.col("words").list.len() > 0)).then(lemmas).otherwise(pl.col("shown"))
     return split.select(
         "keyword_key",
         "papers",
         "shown",
+        "matchable",
         key=variant_key(phrase),
-        single=pl.when(words.list.len() == 1).then(_singular_words(words.list.first())),
+        single=pl.when(pl.col("matchable") & pl.col("capitalised") & (words.list.len() == 1)).then(
+            _singular_words(words.list.first())
+        ),
     )
 
 
