@@ -19,9 +19,12 @@ from paperhouse.analysis import analyse
 from paperhouse.names import extract_method_names
 from paperhouse.normalize import clean_text
 from paperhouse.similar import SIMILAR_SCHEMA, search_recall, similar_papers
+from paperhouse.sklearn_setup import import_sklearn
 from paperhouse.term_evaluation import quality_report, score_at, targets_met
 from paperhouse.terms import MAX_SHARED_TERMS_PER_PAPER, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms, singular
-from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics, import_sklearn, label, max_topic_share
+from paperhouse.topic_sizes import max_topic_share
+from paperhouse.topic_terms import label
+from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics
 
 
 def papers(texts: list[str]) -> pl.DataFrame:

@@ -19,18 +19,9 @@ from paperhouse.analysis import analyse
 from paperhouse.normalize import clean_text
 from paperhouse.real_evaluation import near_copies
 from paperhouse.terms import index_terms
-from paperhouse.topics import (
-    SUBTOPIC_LEVEL,
-    TOPIC_LEVEL,
-    _Trial,
-    candidate_sizes,
-    choose,
-    fit_topics,
-    label,
-    near_copy,
-    sample_texts,
-    topic_count,
-)
+from paperhouse.topic_sizes import SizeTrial, candidate_sizes, choose, topic_count
+from paperhouse.topic_terms import label, near_copy, top_terms
+from paperhouse.topics import SUBTOPIC_LEVEL, TOPIC_LEVEL, fit_topics, sample_texts
 from paperhouse.warehouse import write_table
 
 NEW_ABSTRACTS = [
@@ -104,7 +95,7 @@ def test_a_few_percent_more_papers_keep_the_previous_number_of_topics_a_candidat
 
 def test_the_smallest_size_within_one_standard_error_is_kept_unless_the_previous_one_qualifies():
     def trial(k, coherence, spread=0.02, largest=0.1):
-        return _Trial(k, coherence, spread, largest, None, None)
+        return SizeTrial(k, coherence, spread, largest, None, None)
 
     trials = [trial(15, 0.30), trial(18, 0.31), trial(22, 0.35)]
     assert choose(trials).n_topics == 22  # clearly better: beyond one standard error
@@ -163,11 +154,9 @@ def test_a_near_copy_is_skipped_and_its_weight_folds_into_the_term_it_copies():
     )
     from scipy.sparse import csc_matrix
 
-    from paperhouse.topics import _top_terms
-
     terms = np.array(["generative adversarial network", "adversarial network", "discriminator", "mode collapse"])
     held = csc_matrix(np.array([[1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 1]], dtype=float))
-    columns, weights, _ = _top_terms(np.array([0.9, 0.5, 0.3, 0.2]), held, terms)
+    columns, weights, _ = top_terms(np.array([0.9, 0.5, 0.3, 0.2]), held, terms)
     assert list(terms[columns]) == ["generative adversarial network", "discriminator", "mode collapse"]
     assert weights[0] == pytest.approx(1.4)
 

@@ -35,7 +35,7 @@ import polars as pl
 from paperhouse.real_data import HALVES, WHOLE, Half, write_half
 from paperhouse.term_evaluation import tfidf_keyphrases, yake_keyphrases
 from paperhouse.terms import singular
-from paperhouse.topics import npmi_coherence
+from paperhouse.topic_coherence import npmi_coherence
 from paperhouse.warehouse import connect_reader
 
 K = 10

@@ -31,8 +31,9 @@ import numpy as np
 import polars as pl
 from scipy.sparse import csr_matrix, hstack
 
+from paperhouse.sklearn_setup import import_sklearn
 from paperhouse.terms import TermWeights
-from paperhouse.topics import import_sklearn, spread_sample
+from paperhouse.topics import spread_sample
 
 SIMILAR_SCHEMA = {"paper_id": pl.String, "similar_paper_id": pl.String, "score": pl.Float64, "rank": pl.Int32}
 # Rows of similarities scored at once: 512 x 20,000 floats stay within a few MB of cache.

@@ -29,7 +29,9 @@ from paperhouse.names import extract_method_names
 from paperhouse.parse_cache import read_records
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.terms import index_terms, singular, variant_key
-from paperhouse.topics import TopicModel, fit_topics, max_topic_share, npmi_coherence
+from paperhouse.topic_coherence import npmi_coherence
+from paperhouse.topic_sizes import max_topic_share
+from paperhouse.topics import TopicModel, fit_topics
 
 KEYPHRASE_GOLD = PROJECT_ROOT / "evaluation" / "keyphrase_gold.jsonl"
 METHOD_NAME_GOLD = PROJECT_ROOT / "evaluation" / "method_name_gold.jsonl"
