@@ -9,9 +9,10 @@ import pytest
 from corpus import seed_abstracts
 from polars.testing import assert_frame_equal
 
-from paperhouse import dedup
+from paperhouse import dedup, minhash, pair_verification
 from paperhouse.dedup import assign_papers
-from paperhouse.normalize import clean_text, normalized_text
+from paperhouse.dedup_params import DedupParams
+from paperhouse.normalize import clean_text, joined_words, normalized_text
 
 ABSTRACTS = seed_abstracts()
 
@@ -87,19 +88,20 @@ def test_texts_and_pairs_taken_in_small_batches_give_the_same_papers(monkeypatch
     texts = {f"{i}.txt": text for i, text in enumerate(ABSTRACTS)}
     texts |= {f"{kind} {i}.txt": variant(ABSTRACTS[i]) for kind, variant in VARIANTS.items() for i in range(3)}
     whole = assign_papers(frame(texts))
-    keys = whole.join(frame(texts), on="source_file").select(dedup.joined_words(pl.col("normalized_text")))
-    signature, sizes = dedup._signatures(keys.to_series(), dedup.DedupParams())
+    keys = whole.join(frame(texts), on="source_file").select(joined_words(pl.col("normalized_text")))
+    signature, sizes = minhash.signatures(keys.to_series(), DedupParams())
     every_pair = [(a, b) for a in range(len(keys)) for b in range(a + 1, len(keys))]
     pairs = pl.DataFrame(every_pair, schema={"a": pl.UInt32, "b": pl.UInt32}, orient="row")
-    promising = dedup._promising(pairs, signature, sizes, dedup.DedupParams())
+    promising = minhash._promising(pairs, signature, sizes, DedupParams())
 
-    monkeypatch.setattr(dedup, "SIGNATURE_BATCH", 7)
-    monkeypatch.setattr(dedup, "_PAIRS_PER_CHUNK", 3)
+    for module in (minhash, pair_verification):  # both batch texts and pairs by these sizes
+        monkeypatch.setattr(module, "SIGNATURE_BATCH", 7)
+        monkeypatch.setattr(module, "PAIRS_PER_CHUNK", 3)
     monkeypatch.setattr(dedup, "_KEYS_PER_SLICE", 5)
     assert dedup._text_hashes(keys.to_series()).to_list() == [dedup.text_hash(key) for key in keys.to_series()]
-    batched_signature, batched_sizes = dedup._signatures(keys.to_series(), dedup.DedupParams())
+    batched_signature, batched_sizes = minhash.signatures(keys.to_series(), DedupParams())
     assert (batched_signature == signature).all() and (batched_sizes == sizes).all()
-    assert_frame_equal(dedup._promising(pairs, signature, sizes, dedup.DedupParams()), promising)
+    assert_frame_equal(minhash._promising(pairs, signature, sizes, DedupParams()), promising)
     assert 0 < promising.height < pairs.height  # some pairs are promising, not all
     assert_frame_equal(assign_papers(frame(texts)), whole)
     assert whole["paper_id"].n_unique() == len(ABSTRACTS)  # every variant found its original
@@ -132,8 +134,8 @@ def test_canonical_record_is_the_most_complete_version_and_similarity_is_bounded
 
 def shingle_jaccard(text: str, other: str) -> float:
     """The two texts' exact Jaccard similarity over their word shingles, from Python sets."""
-    keys = frame({"x": text, "y": other}).select(dedup.joined_words(pl.col("normalized_text"))).to_series()
-    _, shingles = dedup.shingle_table(keys.str.split(" "), dedup.DedupParams().shingle_size)
+    keys = frame({"x": text, "y": other}).select(joined_words(pl.col("normalized_text"))).to_series()
+    _, shingles = minhash.shingle_table(keys.str.split(" "), DedupParams().shingle_size)
     first, second = (set(shingles.filter(pl.col("doc") == doc)["hash"]) for doc in (0, 1))
     return len(first & second) / len(first | second)
 
@@ -152,7 +154,7 @@ def test_a_text_merged_through_another_has_its_evidence_against_the_canonical_te
     assert (result["b"]["matched_by"], result["c"]["matched_by"]) == ("shingle_jaccard", "chain")
     for name in "bc":
         assert result[name]["similarity"] == pytest.approx(shingle_jaccard(texts[name], texts["a"]))
-    assert result["c"]["similarity"] < dedup.DedupParams().min_jaccard < result["b"]["similarity"]
+    assert result["c"]["similarity"] < DedupParams().min_jaccard < result["b"]["similarity"]
 
 
 def test_between_versions_of_the_same_length_the_smaller_normalised_text_is_canonical():
@@ -192,16 +194,16 @@ def test_encoding_and_file_names_never_change_paper_ids(tmp_path):
 
 def test_shingle_rows_stay_in_text_order_when_short_texts_give_their_words_instead():
     texts = pl.Series([["graph", "neural", "network", "pruning"], ["transformers"], ["sparse", "attention", "heads"]])
-    _, shingles = dedup.shingle_table(texts, shingle_size=3)
+    _, shingles = minhash.shingle_table(texts, shingle_size=3)
     # Verification reads each text's rows as one run of the text-ordered rows.
     assert shingles["doc"].to_list() == [0, 0, 1, 2]
-    words, _ = dedup.shingle_table(pl.Series([["transformers"]]), shingle_size=3)
+    words, _ = minhash.shingle_table(pl.Series([["transformers"]]), shingle_size=3)
     assert shingles.filter(pl.col("doc") == 1)["hash"].to_list() == words["hash"].to_list()
 
 
 def test_a_shingle_hash_tells_every_order_of_its_words_apart_and_is_the_same_in_every_text():
     orders = [list(order) for order in itertools.permutations(["sparse", "attention", "heads"])]
-    _, shingles = dedup.shingle_table(pl.Series([*orders, ["we", "study", *orders[0]]]), shingle_size=3)
+    _, shingles = minhash.shingle_table(pl.Series([*orders, ["we", "study", *orders[0]]]), shingle_size=3)
     hashes = shingles["hash"].to_list()
     assert len(set(hashes[:6])) == 6  # one shingle per order
     assert hashes[6:].count(hashes[0]) == 1 and len(set(hashes[6:])) == 3  # the same words, in another text

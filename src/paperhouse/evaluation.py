@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from paperhouse.dedup import assign_papers, set_overlap, shingle_table
+from paperhouse.dedup import assign_papers
+from paperhouse.minhash import shingle_table
 from paperhouse.normalize import clean_text, normalized_text, words
+from paperhouse.pair_verification import set_overlap
 from paperhouse.parse_cache import read_abstracts
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.synth import generate_sentence, train_chain
