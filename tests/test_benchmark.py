@@ -9,23 +9,23 @@ import polars as pl
 import pytest
 from dagster import DagsterInstance
 
-from paperhouse import benchmark
+from paperhouse import bench_report, benchmark
 
 
 def test_fitted_exponent_recovers_the_growth_rate():
     sizes = [1_000, 10_000, 100_000]
-    assert benchmark.fitted_exponent(sizes, [0.002 * n for n in sizes]) == pytest.approx(1.0)
-    assert benchmark.fitted_exponent(sizes, [1e-6 * n**2 for n in sizes]) == pytest.approx(2.0)
-    assert benchmark.fitted_exponent([1_000], [1.0]) is None
+    assert bench_report.fitted_exponent(sizes, [0.002 * n for n in sizes]) == pytest.approx(1.0)
+    assert bench_report.fitted_exponent(sizes, [1e-6 * n**2 for n in sizes]) == pytest.approx(2.0)
+    assert bench_report.fitted_exponent([1_000], [1.0]) is None
 
 
 def test_linearity_is_judged_on_the_time_beyond_a_runs_fixed_cost():
     # 60 s of fixed cost plus 1 ms per abstract: the whole time looks sublinear, the rest is linear.
     results = [{"abstracts": n, "pipeline": {"seconds": 60 + 0.001 * n}} for n in (10_000, 100_000)]
-    growth = benchmark.growth_exponents(results, {"fresh": {"seconds": 60.0}})
+    growth = bench_report.growth_exponents(results, {"fresh": {"seconds": 60.0}})
     assert growth["exponent"] < 0.6
     assert growth["exponent_beyond_fixed_cost"] == pytest.approx(1.0)
-    assert benchmark.growth_exponents(results, {"fresh": {"seconds": 500.0}})["exponent_beyond_fixed_cost"] is None
+    assert bench_report.growth_exponents(results, {"fresh": {"seconds": 500.0}})["exponent_beyond_fixed_cost"] is None
 
 
 @pytest.mark.slow
@@ -45,8 +45,11 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeyp
         [run] = instance.get_runs()
         assert run.is_success and len(instance.get_records_for_run(run.run_id, limit=1000).records) > 100
     assert 0 <= result["baselines"]["datasketch"]["recall"] <= 1
-    assert set(result["nlp"]["stages"]) == {"terms", "topics", "similar", "names"} and result["nlp"]["similar_recall"] == 1.0
-    targets = dict(benchmark.report([result], {name: pipeline for name in ("first", "fresh", "rerun")}))
+    assert (
+        set(result["nlp"]["stages"]) == {"terms", "topics", "similar", "names"}
+        and result["nlp"]["similar_recall"] == 1.0
+    )
+    targets = dict(bench_report.report([result], {name: pipeline for name in ("first", "fresh", "rerun")}))
     assert "bundled seeds, warm build from scratch <= 15 s" in targets
 
 
@@ -55,13 +58,31 @@ def test_end_to_end_is_the_whole_process_imports_included(capsys):
 
     def judged(process_seconds: float) -> bool:
         # The Dagster run within 60 s either way; Python's start and imports decide.
-        pipeline = {"seconds": 57.0, "process_seconds": process_seconds, "peak_rss_mb": 2800, "papers": 90_000,
-                    "precision": 1.0, "recall": 1.0, "steps": {}}
-        stages = {"terms, topics, similar, names": {"seconds": 23.0, "baseline": "sklearn", "baseline_seconds": 266.0,
-                                                     "ratio": 23.0 / 266.0}}
-        size = {"abstracts": 100_000, "pipeline": pipeline, "stages": stages,
-                "baselines": {"datasketch": {"failed": "not run"}}, "nlp": {"failed": "not run"}}
-        return dict(benchmark.report([size], seeds))["100000 end to end <= 60 s"]
+        pipeline = {
+            "seconds": 57.0,
+            "process_seconds": process_seconds,
+            "peak_rss_mb": 2800,
+            "papers": 90_000,
+            "precision": 1.0,
+            "recall": 1.0,
+            "steps": {},
+        }
+        stages = {
+            "terms, topics, similar, names": {
+                "seconds": 23.0,
+                "baseline": "sklearn",
+                "baseline_seconds": 266.0,
+                "ratio": 23.0 / 266.0,
+            }
+        }
+        size = {
+            "abstracts": 100_000,
+            "pipeline": pipeline,
+            "stages": stages,
+            "baselines": {"datasketch": {"failed": "not run"}},
+            "nlp": {"failed": "not run"},
+        }
+        return dict(bench_report.report([size], seeds))["100000 end to end <= 60 s"]
 
     assert judged(59.5) and not judged(60.4)
     assert re.search(r"100000 +60\.4 +57\.0 +1656 ", capsys.readouterr().out)
@@ -88,11 +109,16 @@ def test_a_run_that_outgrows_the_memory_cap_is_stopped_and_reported_as_missing_i
     assert "passed 1 MB" in str(stopped.value) and outcome["peak_rss_mb"] >= 1  # stopped at its first sample
     assert outcome["seconds"] < 10  # a whole run takes over 30 s
 
-    seeds = {name: {"seconds": 30.0, "process_seconds": 40.0, "steps": {"dbt_models": 10.0}}
-             for name in ("first", "fresh", "rerun")}
-    targets = dict(benchmark.report([{"abstracts": 1_000_000, "pipeline": outcome}], seeds))
-    assert targets == {"bundled seeds, warm build from scratch <= 15 s": False,
-                       "1000000 end to end <= 600 s": False, "1000000 peak RSS <= 6144 MB": False}
+    seeds = {
+        name: {"seconds": 30.0, "process_seconds": 40.0, "steps": {"dbt_models": 10.0}}
+        for name in ("first", "fresh", "rerun")
+    }
+    targets = dict(bench_report.report([{"abstracts": 1_000_000, "pipeline": outcome}], seeds))
+    assert targets == {
+        "bundled seeds, warm build from scratch <= 15 s": False,
+        "1000000 end to end <= 600 s": False,
+        "1000000 peak RSS <= 6144 MB": False,
+    }
 
 
 def test_a_baseline_still_running_at_its_time_limit_is_stopped_and_reported(tmp_path, monkeypatch):
@@ -108,14 +134,25 @@ def test_a_baseline_still_running_at_its_time_limit_is_stopped_and_reported(tmp_
 def test_a_baseline_that_outgrows_the_memory_cap_is_reported_and_the_size_still_counts(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(benchmark, "DATA", tmp_path)
     # The pipeline as measured elsewhere (test above); here only what the baselines make of it matters.
-    pipeline = {"success": True, "seconds": 50.0, "process_seconds": 55.0, "peak_rss_mb": 900, "papers": 270,
-                "topics": 3, "precision": 1.0, "recall": 1.0,
-                "steps": {"raw__source_records": 1.0, "paper_assignments": 2.0, "corpus_analysis": 3.0}}
+    pipeline = {
+        "success": True,
+        "seconds": 50.0,
+        "process_seconds": 55.0,
+        "peak_rss_mb": 900,
+        "papers": 270,
+        "topics": 3,
+        "precision": 1.0,
+        "recall": 1.0,
+        "steps": {"raw__source_records": 1.0, "paper_assignments": 2.0, "corpus_analysis": 3.0},
+    }
     monkeypatch.setattr(benchmark, "_measure_pipeline", lambda lists, warehouse: pipeline)
     measure = benchmark._measure
     monkeypatch.setattr(  # scikit-learn gets 1 MB: stopped at once, as datasketch is at 10^6 abstracts here
-        benchmark, "_measure", lambda method, folder, *extra, **limits: measure(
-            method, folder, *extra, **limits | ({"cap_kb": 1024} if method == "sklearn" else {}))
+        benchmark,
+        "_measure",
+        lambda method, folder, *extra, **limits: measure(
+            method, folder, *extra, **limits | ({"cap_kb": 1024} if method == "sklearn" else {})
+        ),
     )
     result = benchmark.bench_size(300)
     assert "passed 1 MB" in result["baselines"]["sklearn"]["failed"]
@@ -123,7 +160,7 @@ def test_a_baseline_that_outgrows_the_memory_cap_is_reported_and_the_size_still_
     datasketch = result["baselines"]["datasketch"]
     assert result["stages"]["dedup"]["ratio"] == pytest.approx(2.0 / datasketch["seconds"]) and datasketch["recall"] > 0
     assert set(result["nlp"]["stages"]) == {"terms", "topics", "similar", "names"}
-    benchmark.report([result], {name: pipeline for name in ("first", "fresh", "rerun")})
+    bench_report.report([result], {name: pipeline for name in ("first", "fresh", "rerun")})
     printed = capsys.readouterr().out
     assert re.search(r"sklearn +did not finish: stopped after", printed)
     assert "datasketch quality" in printed and re.search(r"nlp stages apart +terms", printed)
@@ -131,7 +168,9 @@ def test_a_baseline_that_outgrows_the_memory_cap_is_reported_and_the_size_still_
 
 def test_tree_rss_counts_the_children_of_a_process():
     alone = benchmark.tree_rss_kb(os.getpid())
-    holding = "import sys, time; block = b'x' * (300 << 20); sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"
+    holding = (
+        "import sys, time; block = b'x' * (300 << 20); sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"
+    )
     with subprocess.Popen([sys.executable, "-c", holding], stdout=subprocess.PIPE, text=True) as child:
         try:
             assert child.stdout.readline() == "ready\n"
@@ -145,12 +184,19 @@ def test_tree_rss_counts_the_children_of_a_process():
 def test_the_seeds_are_judged_on_the_median_of_their_builds_from_scratch(monkeypatch, tmp_path, capsys):
     times = iter([20.0, 16.0, 14.0, 15.0, 17.0])  # first, three builds from scratch, rerun
     monkeypatch.setattr(benchmark, "DATA", tmp_path)
-    monkeypatch.setattr(benchmark, "_measure_pipeline",
-                        lambda lists, warehouse: {"seconds": 10.0, "process_seconds": next(times), "steps": {}})
+    monkeypatch.setattr(
+        benchmark,
+        "_measure_pipeline",
+        lambda lists, warehouse: {"seconds": 10.0, "process_seconds": next(times), "steps": {}},
+    )
     seeds = benchmark.bench_seeds()
-    assert {name: run["process_seconds"] for name, run in seeds.items()} == {"first": 20.0, "fresh": 15.0, "rerun": 17.0}
+    assert {name: run["process_seconds"] for name, run in seeds.items()} == {
+        "first": 20.0,
+        "fresh": 15.0,
+        "rerun": 17.0,
+    }
     assert seeds["fresh"]["samples"] == [14.0, 15.0, 16.0]
-    assert dict(benchmark.report([], seeds))["bundled seeds, warm build from scratch <= 15 s"]
+    assert dict(bench_report.report([], seeds))["bundled seeds, warm build from scratch <= 15 s"]
     assert "fresh 15.0 s (10.0 s) (the median of 14.0, 15.0, 16.0 s)" in capsys.readouterr().out
 
 

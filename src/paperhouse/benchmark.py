@@ -24,7 +24,6 @@ import argparse
 import contextlib
 import gc
 import json
-import math
 import os
 import resource
 import shutil
@@ -35,28 +34,16 @@ import threading
 import time
 from pathlib import Path
 
-import polars as pl
-
-from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT, Paths
+from paperhouse.bench_methods import STAGES, run_datasketch, run_nlp, run_pipeline, run_read_text, run_sklearn
+from paperhouse.bench_report import finished, growth_exponents, report
+from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.synth import labels_path
-from paperhouse.warehouse import connect, connect_reader
+from paperhouse.warehouse import connect
 
 DATA = PROJECT_ROOT / "data" / "bench"
 SIZES = (10_000, 100_000)
 MILLION = 1_000_000
-# Dagster steps whose work a baseline does too.
-STAGES = {
-    "ingest": ("raw__source_records", "read_text"),
-    "dedup": ("paper_assignments", "datasketch"),
-    "terms, topics, similar, names": ("corpus_analysis", "sklearn"),  # names: no baseline, counted here
-}
-TARGETS = {  # abstracts -> (seconds end to end, peak RSS in MB)
-    100_000: (60, None),
-    1_000_000: (600, 6 * 1024),
-}
-TARGET_NLP_SECONDS_100K = 60
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
-TARGET_SEEDS_WARM_SECONDS = 15
 # Builds of the seeds from scratch judged by their median: one build's time varies by 10-15%
 # from one quarter of an hour to the next on the 2-core VMs this runs on.
 FRESH_BUILDS = 3
@@ -65,7 +52,6 @@ CALIBRATION_LOOP = 20_000_000
 # finishing: scikit-learn's NMF over 10^6 abstracts was still iterating after 28 minutes.
 BASELINE_SECONDS_LIMIT = 900
 PREPARE_MEMORY_LIMIT = "8GB"
-_LABEL_WIDTH = max(len(stage) for stage in STAGES)  # the report's stage column
 
 
 def prepare(n_papers: int) -> Path:
@@ -90,128 +76,6 @@ def prepare(n_papers: int) -> Path:
             ).write_parquet(str(records))
         scratch.unlink()
     return folder
-
-
-def pairwise_scores(clusters: pl.DataFrame, labels: pl.DataFrame) -> dict[str, float]:
-    """Precision and recall over record pairs: ``clusters`` (source_file, record_no, cluster)."""
-    joined = clusters.join(labels, on=["source_file", "record_no"])
-    pairs = lambda frame: int((frame["n"] * (frame["n"] - 1) // 2).sum())  # noqa: E731
-    predicted = pairs(joined.group_by("cluster").agg(n=pl.len()))
-    true = pairs(joined.group_by("original").agg(n=pl.len()))
-    both = pairs(joined.group_by("cluster", "original").agg(n=pl.len()))
-    return {"precision": both / max(predicted, 1), "recall": both / max(true, 1)}
-
-
-def _labels(lists: Path) -> pl.DataFrame:
-    return pl.read_csv(labels_path(lists), schema_overrides={"record_no": pl.Int32})
-
-
-def run_pipeline(lists: Path, warehouse: Path) -> dict:
-    """``paperhouse run`` on ``lists`` into ``warehouse``; scored when the lists carry labels."""
-    from paperhouse.pipeline import load_runner
-
-    run_all = load_runner()
-    paths = Paths(seeds_dir=lists, warehouse=warehouse)
-    started = time.perf_counter()
-    outcome = run_all(paths)
-    result = {"seconds": time.perf_counter() - started, "success": outcome.success, "steps": outcome.step_seconds}
-    if not outcome.success:
-        return result | {"reason": outcome.reason}
-    with connect_reader(paths.warehouse) as con:
-        clusters = con.execute("select source_file, record_no, paper_id as cluster from marts.paper_sources").pl()
-        result["papers"], result["topics"] = con.execute(
-            "select (select count(*) from marts.papers), (select count(*) from marts.topics where level = 1)"
-        ).fetchone()
-    if labels_path(lists).exists():
-        result |= pairwise_scores(clusters, _labels(lists))
-    return result
-
-
-def run_read_text(folder: Path) -> dict:
-    import duckdb
-
-    started = time.perf_counter()
-    files, characters = duckdb.sql(
-        "select count(*), sum(length(content)) from read_text(?)", params=[str(folder / "lists" / "*.txt")]
-    ).fetchone()
-    return {"seconds": time.perf_counter() - started, "files": files, "characters": characters}
-
-
-def run_datasketch(folder: Path) -> dict:
-    import numpy as np
-    from datasketch import MinHash, MinHashLSH
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    from paperhouse.normalize import words
-
-    records = pl.read_parquet(folder / "records.parquet")
-    word_lists = records.select(words(pl.col("normalized_text")))["normalized_text"].to_list()
-    started = time.perf_counter()
-    shingles = (
-        [" ".join(w[i : i + 3]).encode() for i in range(len(w) - 2)] or [" ".join(w).encode()] for w in word_lists
-    )
-    sketches = MinHash.bulk(shingles, num_perm=128)
-    lsh = MinHashLSH(threshold=0.5, num_perm=128)
-    with lsh.insertion_session() as session:
-        for index, sketch in enumerate(sketches):
-            session.insert(index, sketch)
-    rows, cols = [], []
-    for index, sketch in enumerate(sketches):
-        for other in lsh.query(sketch):
-            if other != index:
-                rows.append(index)
-                cols.append(other)
-    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(word_lists), len(word_lists)))
-    _, component = connected_components(graph, directed=False)
-    seconds = time.perf_counter() - started
-    clusters = records.select("source_file", "record_no").with_columns(cluster=pl.Series(component))
-    return {
-        "seconds": seconds,
-        "papers": int(component.max()) + 1,
-        **pairwise_scores(clusters, _labels(folder / "lists")),
-    }
-
-
-def run_sklearn(folder: Path, n_topics: int) -> dict:
-    from sklearn.decomposition import NMF
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    texts = pl.read_parquet(folder / "records.parquet")["text"].to_list()
-    started = time.perf_counter()
-    tfidf = TfidfVectorizer(ngram_range=(1, 3), stop_words="english", min_df=2).fit_transform(texts)
-    NMF(n_components=n_topics, init="nndsvd", random_state=0).fit(tfidf)
-    return {"seconds": time.perf_counter() - started, "features": tfidf.shape[1], "topics": n_topics}
-
-
-def run_nlp(folder: Path) -> dict:
-    """Terms, topics, similar papers and method names timed apart on the records, and the recall
-    of the neighbour search against exact search for 1,000 papers."""
-    from paperhouse.names import extract_method_names
-    from paperhouse.similar import search_recall, similar_papers
-    from paperhouse.terms import index_terms
-    from paperhouse.topics import fit_topics
-
-    papers = pl.read_parquet(folder / "records.parquet").select(
-        paper_id=pl.format("{}#{}", "source_file", "record_no"), text="text", normalized_text="normalized_text"
-    )
-    seconds = {}
-
-    def timed(stage: str, work, *args):
-        started = time.perf_counter()
-        result = work(*args)
-        seconds[stage] = time.perf_counter() - started
-        return result
-
-    index = timed("terms", index_terms, papers)
-    timed("topics", fit_topics, index.weights)
-    neighbours = timed("similar", similar_papers, index.weights)
-    timed("names", extract_method_names, papers.select("paper_id", "text"))
-    return {
-        "seconds": sum(seconds.values()),
-        "stages": seconds,
-        "similar_recall": search_recall(index.weights, neighbours),
-    }
 
 
 class MeasureFailed(RuntimeError):
@@ -341,30 +205,6 @@ def _child(args: argparse.Namespace) -> int:
     return 0
 
 
-def fitted_exponent(sizes: list[int], seconds: list[float]) -> float | None:
-    """b in seconds = a * N**b, by least squares on the logs; 1.0 is linear."""
-    if len(sizes) < 2:
-        return None
-    xs, ys = [math.log(n) for n in sizes], [math.log(s) for s in seconds]
-    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum((x - mean_x) ** 2 for x in xs)
-
-
-def growth_exponents(results: list[dict], seeds: dict) -> dict[str, float | None]:
-    """How end-to-end time grows with N: over the whole time, and over the time beyond a run's
-    fixed cost (the bundled seeds built from scratch: imports, dbt start-up and parse, the first
-    Great Expectations import). Over sizes this far apart the first mostly says how large the
-    fixed cost is; the second is the one judged against linear."""
-    sizes = [r["abstracts"] for r in results]
-    seconds = [r["pipeline"]["seconds"] for r in results]
-    fixed = seeds["fresh"]["seconds"]
-    beyond = [s - fixed for s in seconds]
-    return {
-        "exponent": fitted_exponent(sizes, seconds),
-        "exponent_beyond_fixed_cost": fitted_exponent(sizes, beyond) if min(beyond, default=0) > 0 else None,
-    }
-
-
 def bench_size(size: int) -> dict:
     """The pipeline and its baselines at ``size`` abstracts; only ``failed`` and what was measured
     when the pipeline does not finish (or outgrows the machine), as the baselines compare to it."""
@@ -429,126 +269,6 @@ def bench_seeds() -> dict:
     fresh = sorted((from_scratch() for _ in range(FRESH_BUILDS)), key=lambda run: run["process_seconds"])
     median = fresh[len(fresh) // 2] | {"samples": [run["process_seconds"] for run in fresh]}
     return {"first": first, "fresh": median, "rerun": _measure_pipeline(BUNDLED_SEEDS, warehouse)}
-
-
-def finished(results: list[dict]) -> list[dict]:
-    """The sizes whose pipeline ran to the end (see ``bench_size``)."""
-    return [r for r in results if "failed" not in r["pipeline"]]
-
-
-def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
-    """Print the tables and return each target with whether it is met."""
-    for r in sizes:
-        if "failed" in r["pipeline"]:
-            p = r["pipeline"]
-            print(
-                f"\n{r['abstracts']:,} abstracts: the pipeline did not finish ({p['failed'][:300]}); "
-                f"peak RSS {p['peak_rss_mb']} MB after {p['seconds']:.0f} s"
-            )
-    results = finished(sizes)
-    # End to end is the whole `paperhouse run` process, Python's start and imports included, as the
-    # seeds' target is judged; the Dagster run within it beside it.
-    print(
-        f"\n{'abstracts':>10} {'end to end s':>12} {'(run s)':>8} {'abstracts/s':>11} {'peak MB':>8} {'papers':>8} "
-        f"{'dedup P':>8} {'dedup R':>8}"
-    )
-    for r in results:
-        p = r["pipeline"]
-        print(
-            f"{r['abstracts']:>10} {p['process_seconds']:>12.1f} {p['seconds']:>8.1f} "
-            f"{r['abstracts'] / p['process_seconds']:>11.0f} "
-            f"{p['peak_rss_mb']:>8} {p['papers']:>8} {p['precision']:>8.4f} {p['recall']:>8.4f}"
-        )
-    print(
-        f"\n{'abstracts':>10} {'stage':<{_LABEL_WIDTH}} {'paperhouse s':>12} {'baseline':<11} "
-        f"{'baseline s':>10} {'ratio':>6}"
-    )
-    for r in results:
-        for stage, s in r["stages"].items():
-            ratio = "-" if s["ratio"] is None else f"{s['ratio']:.2f}"
-            print(
-                f"{r['abstracts']:>10} {stage:<{_LABEL_WIDTH}} {s['seconds']:>12.1f} {s['baseline']:<11} "
-                f"{s['baseline_seconds']:>10.1f} {ratio:>6}"
-            )
-        for name, outcome in [*r["baselines"].items(), ("nlp stages apart", r["nlp"])]:
-            if "failed" in outcome:
-                print(f"{'':>10} {name:<{_LABEL_WIDTH}} did not finish: {outcome['failed'][:200]}")
-        if "failed" not in (n := r["nlp"]):
-            print(
-                f"{'':>10} {'nlp stages apart':<{_LABEL_WIDTH}} "
-                + ", ".join(f"{k} {v:.1f} s" for k, v in n["stages"].items())
-                + f"; similar papers recall@5 {n['similar_recall']:.3f} (1,000 papers, against exact search)"
-            )
-        if "failed" not in (d := r["baselines"]["datasketch"]):
-            print(
-                f"{'':>10} {'datasketch quality':<{_LABEL_WIDTH}} precision {d['precision']:.4f} recall "
-                f"{d['recall']:.4f}, "
-                f"peak {d['peak_rss_mb']} MB"
-            )
-    print(
-        "\nsteps (s): "
-        + "; ".join(
-            f"{r['abstracts']}: "
-            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["pipeline"]["steps"].items(), key=lambda kv: -kv[1]))
-            for r in results
-        )
-    )
-    growth = growth_exponents(results, seeds)
-    if growth["exponent"] is not None:
-        print(f"time grows as N^{growth['exponent']:.2f} (least squares over {len(results)} sizes; 1.00 is linear)")
-    if growth["exponent_beyond_fixed_cost"] is not None:
-        print(
-            f"time beyond the fixed cost of a run (the seeds from scratch, {seeds['fresh']['seconds']:.1f} s) "
-            f"grows as N^{growth['exponent_beyond_fixed_cost']:.2f}"
-        )
-    print(
-        "bundled seeds, whole `paperhouse run` process (of which the Dagster run): "
-        + ", ".join(
-            f"{name} {run['process_seconds']:.1f} s ({run['seconds']:.1f} s)"
-            + (f" (the median of {', '.join(f'{t:.1f}' for t in run['samples'])} s)" if "samples" in run else "")
-            for name, run in seeds.items()
-        )
-    )
-    print(
-        "  steps of the warm build from scratch (s): "
-        + ", ".join(f"{k} {v:.1f}" for k, v in sorted(seeds["fresh"]["steps"].items(), key=lambda kv: -kv[1]))
-    )
-
-    targets = [
-        (
-            f"bundled seeds, warm build from scratch <= {TARGET_SEEDS_WARM_SECONDS} s",
-            seeds["fresh"]["process_seconds"] <= TARGET_SEEDS_WARM_SECONDS,
-        )
-    ]
-    for r in sizes:
-        seconds_target, rss_target = TARGETS.get(r["abstracts"], (None, None))
-        done = "failed" not in r["pipeline"]
-        if seconds_target:
-            targets.append(
-                (
-                    f"{r['abstracts']} end to end <= {seconds_target} s",
-                    done and r["pipeline"]["process_seconds"] <= seconds_target,
-                )
-            )
-        if rss_target:
-            targets.append(
-                (f"{r['abstracts']} peak RSS <= {rss_target} MB", done and r["pipeline"]["peak_rss_mb"] <= rss_target)
-            )
-        if r["abstracts"] == 100_000:
-            targets.append(
-                (
-                    f"100000 terms, topics, similar, names <= {TARGET_NLP_SECONDS_100K} s",
-                    done and r["stages"]["terms, topics, similar, names"]["seconds"] <= TARGET_NLP_SECONDS_100K,
-                )
-            )
-    if growth["exponent_beyond_fixed_cost"] is not None:
-        targets.append(
-            ("time beyond the fixed cost grows linearly (exponent <= 1.1)", growth["exponent_beyond_fixed_cost"] <= 1.1)
-        )
-    print("\ntargets")
-    for name, met in targets:
-        print(f"  {'met ' if met else 'MISS'} {name}")
-    return targets
 
 
 def main(argv: list[str] | None = None) -> int:
