@@ -9,8 +9,9 @@ import polars as pl
 
 from paperhouse.names import SMALL_TEXTS_BYTES, extract_method_names
 from paperhouse.similar import similar_papers
+from paperhouse.sklearn_setup import import_sklearn
 from paperhouse.terms import TermIndex, index_words, read_words
-from paperhouse.topics import TopicModel, fit_topics, import_sklearn, sample_texts
+from paperhouse.topics import TopicModel, fit_topics, sample_texts
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class CorpusAnalysis:
 def analyse(papers: pl.DataFrame, previous_topics: int | None = None) -> CorpusAnalysis:
     """``paper_id`` and ``text`` of each paper -> its terms, topics, most similar papers and the
     name of the method it introduces. ``previous_topics``: the last run's number of topics, which
-    the topic model keeps when it still fits (``paperhouse.topics.choose``).
+    the topic model keeps when it still fits (``paperhouse.topic_sizes.choose``).
 
     While the terms are indexed here, a second thread finds the method names and then imports
     scikit-learn (1.2 s): much of the terms' indexing leaves the second core idle (a one-thread
