@@ -20,13 +20,6 @@ FIRST_PARTY = {"paperhouse", "orchestration", "corpus", "browser", "conftest"} |
 THIRD_PARTY = set(packages_distributions()) - FIRST_PARTY
 # A dotted name in a string, as `monkeypatch.setattr("dagster._core.x.y", ...)` or `import_module` take one.
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.\w+)+")
-# Private names of other packages still reached, each with the reason it has no public way yet:
-# (file, name). Empty is the goal; an entry here shows in review.
-KNOWN = {
-    # Great Expectations keeps every metric of the last validated frame; the suite worker lets go of
-    # them (650 MB at 10^6 papers) through the execution engine's cache, which has no public handle.
-    ("src/paperhouse/quality.py", "_metric_cache"),
-}
 
 
 def _private(name: str) -> bool:
@@ -114,20 +107,8 @@ def _sources() -> dict[str, str]:
 def test_no_module_uses_another_packages_private_names():
     sources = _sources()
     own = _own_names([ast.parse(source) for source in sources.values()])
-    found = {
-        f"{path}:{line}: {what}"
-        for path, source in sources.items()
-        for line, what in violations(source, own)
-        if (path, what.lstrip(".")) not in KNOWN
-    }
+    found = {f"{path}:{line}: {what}" for path, source in sources.items() for line, what in violations(source, own)}
     assert not found, "private names of other packages:\n" + "\n".join(sorted(found))
-
-
-def test_each_known_exception_is_still_there():
-    sources = _sources()
-    own = _own_names([ast.parse(source) for source in sources.values()])
-    for path, name in KNOWN:
-        assert any(what.lstrip(".") == name for _, what in violations(sources[path], own)), (path, name)
 
 
 def test_private_imports_and_attributes_are_found():

@@ -15,7 +15,17 @@ import pytest
 import yaml
 
 from paperhouse import quality
-from paperhouse.quality import MART_YAMLS, SUITES_BY_NAME, SuiteWorker, _gx, _pandas_frame, mart_schemas, validate_suite
+from paperhouse.quality import (
+    GX_DATA_SOURCE,
+    MART_YAMLS,
+    SUITES_BY_NAME,
+    SuiteWorker,
+    _frame_batches,
+    _gx,
+    _pandas_frame,
+    mart_schemas,
+    validate_suite,
+)
 from paperhouse.settings import DBT_PROJECT_DIR
 
 
@@ -127,9 +137,12 @@ def test_a_missing_column_is_named(con):
 
 
 def test_frames_are_validated_without_hashing_every_value():
-    _, batch_definition = _gx()
-    batch = batch_definition.get_batch(batch_parameters={"dataframe": pd.DataFrame({"weight": [0.5, 1.0]})})
-    assert "pandas_data_fingerprint" not in batch.batch_markers
+    _, context = _gx()
+    with _frame_batches(context) as batch_definition:
+        batch = batch_definition.get_batch(batch_parameters={"dataframe": pd.DataFrame({"weight": [0.5, 1.0]})})
+        assert "pandas_data_fingerprint" not in batch.batch_markers
+    # Each validation's data source is gone after it, and with it the frame its engine held.
+    assert GX_DATA_SOURCE not in {source.name for source in context.data_sources.all().values()}
 
 
 def test_missing_table_fails_instead_of_passing(con):
