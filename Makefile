@@ -23,7 +23,7 @@ $(INSTALLED): requirements.lock pyproject.toml dagster.yaml
 run: install
 	$(BIN)/paperhouse run
 
-test: install browser
+test: install browser lint
 	$(BIN)/python -m pytest
 
 # ruff (format and check) for the Python, sqlfluff for the dbt models; `make format` fixes what

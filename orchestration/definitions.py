@@ -15,10 +15,16 @@ from orchestration.checks import great_expectations_checks, no_rejected_records
 from orchestration.dbt_resource import dbt_resource
 from orchestration.resources import GreatExpectationsResource, WarehouseResource
 
-
 ASSETS = [
-    source_records, paper_assignments, corpus_analysis, dbt_models,
-    check_evaluations, dbt_quality_history, published_warehouse, marts_parquet, dashboard,
+    source_records,
+    paper_assignments,
+    corpus_analysis,
+    dbt_models,
+    check_evaluations,
+    dbt_quality_history,
+    published_warehouse,
+    marts_parquet,
+    dashboard,
 ]
 CHECKS = [*great_expectations_checks(ASSETS), no_rejected_records]
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 import polars as pl
@@ -74,4 +74,3 @@ class GreatExpectationsResource(ConfigurableResource):
 
     def validate(self, database: Path, suites: list[quality.Suite]) -> list[quality.SuiteResult]:
         return quality.suite_worker().validate(database, suites)
-

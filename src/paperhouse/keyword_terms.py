@@ -11,8 +11,9 @@ model". A keyword that is an acronym defined in the abstracts ("GAN", "GANs"), w
 are (two capitals in a word, by most of its authors: "Adam" is no ADAM), matches the term its long
 form became (``TermIndex.aliases``), before a mined term spelled like it that no abstract expands.
 A keyword holding what a term's words leave out ("0.35 micron", "3D reconstruction") matches
-nothing: it would meet a term it does not mean. Keywords that match no mined term are grouped by that key into terms of kind ``keyword``,
-each shown as most of its papers' authors write it (lower case).
+nothing: it would meet a term it does not mean. Keywords that match no mined term are grouped by
+that key into terms of kind ``keyword``, each shown as most of its papers' authors write it (lower
+case).
 
 This only names the term of each keyword: counting papers, the aliases and the merge into
 ``marts.terms`` are dbt's (``int_paper_keywords``, ``terms``, ``term_aliases``). Keyword terms
