@@ -22,6 +22,8 @@ from orchestration.warm_dbt.server import ParseRequest, start
 
 # How long a new warm process may take to listen on its socket (a Python start and a few imports).
 START_TIMEOUT_SECONDS = 60.0
+# How long closing waits for the stopped warm process to exit.
+STOP_TIMEOUT_SECONDS = 30.0
 
 
 class WarmDbt:
@@ -70,9 +72,16 @@ class WarmDbt:
         return True
 
     def close(self) -> None:
-        """Stop the listening warm process (one running a command ends with it) and remove the socket's folder."""
-        with contextlib.suppress(OSError):  # none is listening
+        """Stop the listening warm process (one running a command ends with it), once it is between
+        parses, and wait for it to end; then remove the socket's folder. A warm process still parsing
+        when the run ends would otherwise write its manifest into the build folder after the run
+        (a caller removing that folder then found it refilled)."""
+        with contextlib.suppress(OSError, ValueError):  # none is listening, or it went away meanwhile
+            pid = self.status()["pid"]  # answered between parses: the parse under way is finished
             self._send({"command": "stop"})
+            deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+            while _running(pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def _start(self, first_parse: ParseRequest) -> None:
@@ -90,12 +99,22 @@ class WarmDbt:
 
     def _connect(self) -> socket.socket:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(START_TIMEOUT_SECONDS)  # a parse under way delays an answer, never forever
         try:
             connection.connect(self.address)
         except OSError:
             connection.close()
             raise
         return connection
+
+
+def _running(pid: int) -> bool:
+    """Whether the process runs (a process that ended is no longer running, waited for or not: the
+    first warm process is this process's child and stays a zombie until it is waited for)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
 
 
 _warm_dbt: WarmDbt | None = None
