@@ -13,6 +13,7 @@ from orchestration.assets.quality import check_evaluations
 from orchestration.automation import build_warehouse, daily_rebuild, seeds_folder_sensor
 from orchestration.checks import great_expectations_checks, no_rejected_records
 from orchestration.dbt_resource import dbt_resource
+from orchestration.engine import EngineResource
 from orchestration.resources import GreatExpectationsResource, WarehouseResource
 
 ASSETS = [
@@ -29,8 +30,8 @@ ASSETS = [
 CHECKS = [*great_expectations_checks(ASSETS), no_rejected_records]
 
 
-def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
-    """Definitions for a seeds folder and warehouse; empty means environment, then defaults."""
+def build_definitions(seeds_dir: str = "", warehouse: str = "", engine: str = "") -> Definitions:
+    """Definitions for a seeds folder, warehouse and engine; empty means environment, then defaults."""
     return Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
@@ -39,6 +40,7 @@ def build_definitions(seeds_dir: str = "", warehouse: str = "") -> Definitions:
         schedules=[daily_rebuild],
         resources={
             "warehouse": WarehouseResource(seeds_dir=seeds_dir, warehouse=warehouse),
+            "engine": EngineResource(name=engine),
             "great_expectations": GreatExpectationsResource(),
             "dbt": dbt_resource(warehouse=warehouse),
         },

@@ -48,14 +48,14 @@ def run_config(log_level: str = "WARNING", full_refresh: bool = False) -> dict:
     }
 
 
-def run_all(paths: Paths, log_level: str = "WARNING", full_refresh: bool = False) -> RunOutcome:
+def run_all(paths: Paths, log_level: str = "WARNING", full_refresh: bool = False, engine: str = "") -> RunOutcome:
     """Build and publish the warehouse; ``locking.RunLockBusy`` at once when another run holds it.
 
     The lock is taken here, before Dagster starts (so a refused run does no work and leaves no
     trace), and again, re-entrantly, by the run's ``warehouse`` resource.
     """
     with locking.run_lock(paths.run_lock, timeout=0):
-        defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse))
+        defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse), engine=engine)
         job = defs.resolve_job_def("build_warehouse")
         # dbt's own log lines go to stdout; keep them in a file beside the build, not in the summary.
         log_file = paths.build_dir / "run.log"

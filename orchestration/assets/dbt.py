@@ -6,6 +6,7 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, dbt_assets
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.dbt_resource import dbt_project
+from orchestration.engine import EngineResource
 from orchestration.resources import WarehouseResource
 from orchestration.warm_dbt.project import build_args
 from paperhouse.faults import failpoint
@@ -40,13 +41,21 @@ def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
         select=select,
         exclude=exclude,
     )
-    def _models(context: AssetExecutionContext, warehouse: WarehouseResource, dbt: DbtCliResource):
+    def _models(
+        context: AssetExecutionContext, warehouse: WarehouseResource, engine: EngineResource, dbt: DbtCliResource
+    ):
         paths = warehouse.paths
+        compute = engine.compute(paths.warehouse)
+        # The engine's profile target, and its inputs where it reads them (Spark: Parquet).
+        args = build_args(paths.build_database, target=compute.dbt_target)
+        compute.before_models(paths.build_database)
         # Each warehouse keeps its own target folder: dbt parses the whole project again when the
         # database path in its profile changes.
-        for event in dbt.cli(build_args(paths.build_database), context=context, target_path=paths.dbt_target).stream():
+        target_path = paths.dbt_target if compute.name == "duckdb" else paths.build_dir / f"dbt_target_{compute.name}"
+        for event in dbt.cli(args, context=context, target_path=target_path).stream():
             failpoint("dbt.event")
             yield event
+        compute.after_models(paths.build_database)
 
     return _models
 

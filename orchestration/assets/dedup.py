@@ -4,10 +4,10 @@ import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
 
 from orchestration.assets import OWNERS, WRITER_POOL
+from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse import registry
-from paperhouse.dedup import assign_papers
 from paperhouse.faults import failpoint
 from paperhouse.warehouse import write_table
 
@@ -22,7 +22,7 @@ _ACCEPTED_RECORDS = """
         AssetSpec(
             ["raw", "paper_assignments"],
             deps=[["raw", "source_records"]],
-            kinds={"polars", "numpy", "duckdb"},
+            kinds={"polars", "numpy", "duckdb", "spark"},
             owners=OWNERS,
             description=(
                 "The paper behind every accepted record: exact duplicates by normalised text, near duplicates "
@@ -46,12 +46,14 @@ _ACCEPTED_RECORDS = """
     group_name="dedup",
     pool=WRITER_POOL,
 )
-def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResource):
+def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResource, engine: EngineResource):
     with warehouse.build_connection() as con:
         known = registry.load(con)
     # Not bound to a name here: assign_papers holds the only reference to the records, and drops
     # their texts once it has keyed them (1.7 GB at 10^6 records).
-    assigned = assign_papers(warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",)))
+    assigned = engine.assign_papers(
+        warehouse.paths.warehouse, warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",))
+    )
     resolution = registry.resolve(assigned, known, context.run.run_id, datetime.now(UTC))
     assignments = resolution.assignments
     with warehouse.build_connection() as con:

@@ -3,9 +3,9 @@ from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, a
 from pydantic import Field
 
 from orchestration.assets import OWNERS, WRITER_POOL
+from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse import parse_cache
 from paperhouse.warehouse import read_frame
 
 # Rejected records by the kind of reason (the text before its first colon), most frequent first.
@@ -32,7 +32,7 @@ class IngestConfig(Config):
 @asset(
     key=["raw", "source_records"],
     group_name="ingest",
-    kinds={"polars", "duckdb"},
+    kinds={"polars", "duckdb", "spark"},
     owners=OWNERS,
     pool=WRITER_POOL,
     description=(
@@ -48,13 +48,14 @@ class IngestConfig(Config):
     ),
 )
 def source_records(
-    context: AssetExecutionContext, config: IngestConfig, warehouse: WarehouseResource
+    context: AssetExecutionContext, config: IngestConfig, warehouse: WarehouseResource, engine: EngineResource
 ) -> MaterializeResult:
     seeds_dir = warehouse.paths.seeds_dir
     if not seeds_dir.is_dir():
         raise Failure(f"seeds folder {seeds_dir} does not exist (set PAPERHOUSE_SEEDS_DIR or the warehouse resource)")
+    compute = engine.compute(warehouse.paths.warehouse)
+    intake = compute.ingest(seeds_dir, warehouse.paths.build_database, context.run.run_id, config.full_refresh)
     with warehouse.build_connection() as con:
-        intake = parse_cache.ingest(con, seeds_dir, context.run.run_id, config.full_refresh)
         rows, paragraphs, rejected, repaired = con.execute(
             "select count(*), count(record_no), count(reject_reason), count(repairs) from raw.source_records"
         ).fetchone()

@@ -4,10 +4,10 @@ import polars as pl
 from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
 
 from orchestration.assets import OWNERS, WRITER_POOL
+from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse import topic_ids
-from paperhouse.analysis import analyse
 from paperhouse.keyword_terms import KEYWORDS_SQL, keyword_terms
 from paperhouse.warehouse import write_table
 
@@ -85,13 +85,12 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
     group_name="nlp",
     pool=WRITER_POOL,
 )
-def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource):
+def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource, engine: EngineResource):
     with warehouse.build_connection() as con:
         size = topic_ids.previous_size(con)
     # The previous run's number of topics, which the model keeps while it still fits (none on a
-    # first run). The texts are not held here: analyse frees them early.
-    previous = {"previous_topics": size} if size else {}
-    analysis = analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)), **previous)
+    # first run). The texts are not held here: the analysis frees them early.
+    analysis = engine.analyse(warehouse.paths.warehouse, warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)), size)
     index, neighbours, names = analysis.index, analysis.similar, analysis.names
     # Author keywords (exports only; text lists have none, and then nothing is matched) and their terms.
     keywords = keyword_terms(warehouse.read_frame(KEYWORDS_SQL), index.terms, index.aliases)

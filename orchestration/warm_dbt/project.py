@@ -20,6 +20,8 @@ from paperhouse.settings import DEFAULT_WAREHOUSE
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 # The file name of the database the project is parsed for when no warehouse is named: the default's.
 DEFAULT_DATABASE_NAME = Path(DEFAULT_WAREHOUSE).name
+# The profile's own target (dbt_project/profiles.yml), the DuckDB engine's.
+DEFAULT_TARGET = "warehouse"
 
 
 class DbtParseFailed(Exception):
@@ -32,11 +34,13 @@ def project_stamp(project_dir: Path) -> float:
     return max((p.stat().st_mtime for p in sources), default=0.0)
 
 
-def build_args(database: str | Path) -> list[str]:
-    """`dbt build` of ``database`` (the profile reads its path from ``database_path``), whichever
-    dbt runs it. dbt's log file stops at info: formatting its debug lines costs a build noticeable
-    time (docs/performance.md)."""
-    return ["build", "--vars", _database_vars(database), "--log-level-file", "info"]
+def build_args(database: str | Path, target: str = DEFAULT_TARGET) -> list[str]:
+    """`dbt build` of ``database`` (the profile reads its path from ``database_path``) with the
+    profile's ``target``, whichever dbt runs it. dbt's log file stops at info: formatting its debug
+    lines costs a build noticeable time (docs/performance.md). The default target is left to the
+    profile, so the command asks for the parse a warm process made ahead of it."""
+    args = ["build", "--vars", _database_vars(database), "--log-level-file", "info"]
+    return args if target == DEFAULT_TARGET else [*args, "--target", target]
 
 
 def _database_vars(database: str | Path) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from paperhouse import locking
+from paperhouse.engines import ENGINE_ENV, ENGINES, selected_engine
 from paperhouse.pipeline import load_runner
 from paperhouse.settings import (
     BUNDLED_SEEDS,
@@ -77,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         run_all = load_runner()
         started = time.perf_counter()
-        outcome = run_all(paths, log_level=args.log_level, full_refresh=args.full_refresh)
+        outcome = run_all(paths, log_level=args.log_level, full_refresh=args.full_refresh, engine=args.engine or "")
         elapsed = time.perf_counter() - started
     finally:
         locking.release(lease)
@@ -87,7 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = _one_row(con, SUMMARY_SQL)
         intake = _one_row(con, INTAKE_SQL)
         reasons = con.execute(REASONS_SQL).fetchall()
-    print(f"paperhouse run {outcome.run_id[:8]} finished in {elapsed:.1f} s")
+    print(f"paperhouse run {outcome.run_id[:8]} finished in {elapsed:.1f} s ({selected_engine(args.engine)} engine)")
     refresh = ", full refresh" if args.full_refresh else ""
     # Companions (decisions beside a list) are shown only when there are any: text lists have none.
     companions = f", {intake['companions']} companion" if intake["companions"] else ""
@@ -297,6 +298,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--full-refresh",
         action="store_true",
         help="ignore the parse cache and parse every file again (paper ids are kept)",
+    )
+    run.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help=f"where the stages compute and dbt builds: duckdb (this process) or spark (docs/spark.md; the master "
+        f"from $PAPERHOUSE_SPARK_MASTER, local[2] by default); default: ${ENGINE_ENV}, then duckdb",
     )
     run.set_defaults(handler=cmd_run)
 

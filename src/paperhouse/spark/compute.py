@@ -1,0 +1,84 @@
+"""The Spark engine's ``Compute`` (``paperhouse.engines``): the stages as Spark jobs.
+
+Frames cross between the driver's Polars and Spark as Arrow. The session starts on the first
+stage that needs it and stops with the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from paperhouse.analysis import CorpusAnalysis
+from paperhouse.engines import DBT_TARGETS
+from paperhouse.ingest import parser_version
+from paperhouse.parse_cache import Intake
+from paperhouse.spark.handover import export_raw_tables, import_marts, view_parquet_tables
+from paperhouse.spark.session import spark_session
+from paperhouse.warehouse import connect
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+class SparkCompute:
+    name = "spark"
+    dbt_target = DBT_TARGETS["spark"]
+
+    def __init__(self, warehouse_dir: Path, master: str | None = None) -> None:
+        self.warehouse_dir = warehouse_dir
+        self.master = master
+        self._session: SparkSession | None = None
+
+    @property
+    def session(self) -> SparkSession:
+        if self._session is None:
+            self.warehouse_dir.mkdir(parents=True, exist_ok=True)
+            self._session = spark_session(self.master, warehouse_dir=self.warehouse_dir)
+        return self._session
+
+    def frame(self, frame: pl.DataFrame) -> DataFrame:
+        return self.session.createDataFrame(frame.to_arrow())
+
+    def ingest(self, seeds_dir: Path, build_database: Path, run_id: str | None, full_refresh: bool) -> Intake:
+        """Spark reads and parses the folder (``paperhouse.spark.ingest``); its executors write
+        ``raw.source_records`` and ``raw.seed_files`` as Parquet, which the build database views.
+        The parse cache is Parquet too, one folder per parser version."""
+        from paperhouse.spark.ingest import read_folder_on_spark, read_parse_cache, write_parse_cache, write_raw_table
+
+        cache = self.warehouse_dir / "parse_cache" / parser_version()
+        previous = None if full_refresh else read_parse_cache(self.session, cache)
+        cached = set() if previous is None else {row[0] for row in previous.select("content_key").distinct().collect()}
+        intake = read_folder_on_spark(self.session, seeds_dir, parse_cache=None if full_refresh else cache)
+        for table, frame in {"source_records": intake.records, "seed_files": intake.seed_files}.items():
+            write_raw_table(frame, self.warehouse_dir, table)
+        write_parse_cache(intake, cache)
+        with connect(build_database) as con:
+            view_parquet_tables(con, self.warehouse_dir, ["source_records", "seed_files"])
+        in_folder = set(intake.folder.files["content_key"].drop_nulls())
+        return Intake(folder=intake.folder, forgotten=len(cached - in_folder))
+
+    def assign_papers(self, records: pl.DataFrame) -> pl.DataFrame:
+        from paperhouse.spark.dedup import assign_papers_on_spark
+
+        return pl.from_arrow(assign_papers_on_spark(self.frame(records)).toArrow())
+
+    def analyse(self, papers: pl.DataFrame, previous_topics: int | None) -> CorpusAnalysis:
+        from paperhouse.spark.analysis import analyse_on_spark
+
+        return analyse_on_spark(self.session, self.frame(papers), previous_topics=previous_topics)
+
+    def before_models(self, build_database: Path) -> None:
+        export_raw_tables(build_database, self.warehouse_dir)
+
+    def after_models(self, build_database: Path) -> None:
+        from paperhouse.quality import mart_schemas
+
+        import_marts(build_database, self.warehouse_dir, mart_schemas())
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.stop()
+            self._session = None

@@ -1,0 +1,104 @@
+"""Choosing the engine, and what each engine asks of dbt (no Spark session needed here)."""
+
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from orchestration.warm_dbt.project import build_args, flag_value
+from paperhouse import engines
+from paperhouse.cli import build_parser
+from paperhouse.spark.handover import (
+    drop_parquet_views,
+    export_raw_tables,
+    import_marts,
+    mart_folder,
+    raw_table_folder,
+    view_parquet_tables,
+)
+
+
+def test_engine_comes_from_the_argument_then_the_environment_then_the_default(monkeypatch):
+    monkeypatch.delenv(engines.ENGINE_ENV, raising=False)
+    assert engines.selected_engine() == "duckdb"
+    monkeypatch.setenv(engines.ENGINE_ENV, "Spark")
+    assert engines.selected_engine() == "spark"
+    assert engines.selected_engine("duckdb") == "duckdb"
+    with pytest.raises(ValueError, match="expected one of duckdb, spark"):
+        engines.selected_engine("flink")
+
+
+def test_spark_warehouse_folder_is_configurable(monkeypatch, tmp_path):
+    monkeypatch.delenv(engines.SPARK_WAREHOUSE_ENV, raising=False)
+    warehouse = tmp_path / "data" / "paperhouse.duckdb"
+    assert engines.spark_warehouse_dir(warehouse) == tmp_path / "data" / "spark-warehouse"
+    monkeypatch.setenv(engines.SPARK_WAREHOUSE_ENV, str(tmp_path / "elsewhere"))
+    assert engines.spark_warehouse_dir(warehouse) == tmp_path / "elsewhere"
+    assert engines.spark_warehouse_dir(warehouse, tmp_path / "given") == tmp_path / "given"
+
+
+def test_each_engine_builds_its_own_dbt_target():
+    duckdb_args = build_args("/w/paperhouse.duckdb", target=engines.LocalCompute.dbt_target)
+    # The default target is left to the profile, so a warm dbt's parse (made without one) serves it.
+    assert flag_value(duckdb_args, "--target") is None
+    spark_args = build_args("/w/paperhouse.duckdb", target=engines.DBT_TARGETS["spark"])
+    assert flag_value(spark_args, "--target") == "spark"
+    assert spark_args[: len(duckdb_args)] == duckdb_args
+
+
+def test_cli_run_takes_an_engine():
+    parser = build_parser()
+    assert parser.parse_args(["run", "--engine", "spark"]).engine == "spark"
+    assert parser.parse_args(["run"]).engine is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--engine", "flink"])
+
+
+def test_raw_tables_go_out_and_marts_come_back_in_their_contract_types(tmp_path):
+    build = tmp_path / "build.duckdb"
+    with duckdb.connect(str(build)) as con:
+        con.execute("create schema raw")
+        con.execute("create table raw.papers_in as select range as n, 'p' || range as name from range(5)")
+        con.execute("create view raw.papers_view as select n from raw.papers_in where n > 2")
+    warehouse = tmp_path / "spark-warehouse"
+    # A table Spark wrote itself is viewed, not copied onto itself.
+    spark_written = raw_table_folder(warehouse, "from_spark")
+    spark_written.mkdir(parents=True)
+    pl.DataFrame({"k": [7]}).write_parquet(spark_written / "part-00000.parquet")
+    with duckdb.connect(str(build)) as con:
+        view_parquet_tables(con, warehouse, ["from_spark"])
+        assert con.execute("select k from raw.from_spark").fetchall() == [(7,)]
+    assert export_raw_tables(build, warehouse) == {"papers_in": 5, "papers_view": 2}
+    assert pl.read_parquet(warehouse / "raw" / "papers_view" / "*.parquet")["n"].to_list() == [3, 4]
+    assert pl.read_parquet(spark_written / "*.parquet")["k"].to_list() == [7]
+    # The DuckDB engine, on the same warehouse later, writes the table itself.
+    with duckdb.connect(str(build)) as con:
+        drop_parquet_views(con)
+        assert con.execute("select count(*) from duckdb_views() where view_name = 'from_spark'").fetchone() == (0,)
+        assert con.execute("select count(*) from duckdb_views() where view_name = 'papers_view'").fetchone() == (1,)
+
+    # What Spark would have written: a bigint where the contract says integer.
+    folder = mart_folder(warehouse, "counts")
+    folder.mkdir(parents=True)
+    pl.DataFrame({"label": ["a", "b"], "n": [1, 2]}, schema={"label": pl.String, "n": pl.Int64}).write_parquet(
+        folder / "part-0.parquet"
+    )
+    schemas = {"marts.counts": {"label": "VARCHAR NOT NULL", "n": "INTEGER"}, "marts.not_built": {"x": "INTEGER"}}
+    assert import_marts(build, warehouse, schemas) == {"counts": 2}
+    with duckdb.connect(str(build), read_only=True) as con:
+        columns = con.execute(
+            "select column_name, data_type, is_nullable from information_schema.columns"
+            " where table_schema = 'marts' order by ordinal_position"
+        ).fetchall()
+    assert columns == [("label", "VARCHAR", "NO"), ("n", "INTEGER", "YES")]
+
+
+def test_a_mart_that_breaks_its_contract_is_refused(tmp_path):
+    build = tmp_path / "build.duckdb"
+    duckdb.connect(str(build)).close()
+    folder = mart_folder(tmp_path, "counts")
+    folder.mkdir(parents=True)
+    pl.DataFrame({"label": [None, "b"]}, schema={"label": pl.String}).write_parquet(folder / "part-0.parquet")
+    with pytest.raises(duckdb.ConstraintException):
+        import_marts(build, Path(tmp_path), {"marts.counts": {"label": "VARCHAR NOT NULL"}})
