@@ -205,3 +205,35 @@ def test_the_machine_speed_is_the_time_of_a_fixed_loop(monkeypatch):
     short = benchmark.python_loop_seconds()
     monkeypatch.setattr(benchmark, "CALIBRATION_LOOP", 2_000_000)
     assert 0 < short < benchmark.python_loop_seconds()
+
+
+def test_another_engine_is_reported_beside_the_default_step_by_step(capsys):
+    default = {"process_seconds": 20.0, "peak_rss_mb": 900, "papers": 95, "steps": {"dedup": 4.0, "dbt": 6.0}}
+    spark = {
+        "success": True,
+        "process_seconds": 50.0,
+        "peak_rss_mb": 2100,
+        "papers": 95,
+        "steps": {"dedup": 10.0, "dbt": 18.0},
+    }
+    bench_report.engines_table([{"abstracts": 100, "pipeline": default, "engines": {"spark": spark}}])
+    out = capsys.readouterr().out
+    assert "100 abstracts: spark beside duckdb" in out
+    assert re.search(r"end to end\s+20\.0\s+50\.0\s+2\.50", out)
+    assert re.search(r"dedup\s+4\.0\s+10\.0\s+2\.50", out)
+    assert re.search(r"dbt\s+6\.0\s+18\.0\s+3\.00", out)
+    failed = {"failed": "exit 1: no java", "seconds": 3.0, "peak_rss_mb": 10}
+    bench_report.engines_table([{"abstracts": 100, "pipeline": default, "engines": {"spark": failed}}])
+    assert "100 abstracts on spark: did not finish (exit 1: no java)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_benchmark_size_measures_the_spark_engine_beside_duckdb(tmp_path, monkeypatch):
+    monkeypatch.setattr(benchmark, "DATA", tmp_path)
+    result = benchmark.bench_size(300, engines=("spark",))
+    spark = result["engines"]["spark"]
+    assert spark["success"], spark.get("failed")
+    assert spark["papers"] == result["pipeline"]["papers"]
+    assert (spark["precision"], spark["recall"]) == (result["pipeline"]["precision"], result["pipeline"]["recall"])
+    assert set(result["pipeline"]["steps"]) == set(spark["steps"])

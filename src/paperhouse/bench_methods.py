@@ -35,14 +35,15 @@ def _labels(lists: Path) -> pl.DataFrame:
     return pl.read_csv(labels_path(lists), schema_overrides={"record_no": pl.Int32})
 
 
-def run_pipeline(lists: Path, warehouse: Path) -> dict:
-    """``paperhouse run`` on ``lists`` into ``warehouse``; scored when the lists carry labels."""
+def run_pipeline(lists: Path, warehouse: Path, engine: str = "") -> dict:
+    """``paperhouse run [--engine ENGINE]`` on ``lists`` into ``warehouse``; scored when the lists
+    carry labels."""
     from paperhouse.pipeline import load_runner
 
     run_all = load_runner()
     paths = Paths(seeds_dir=lists, warehouse=warehouse)
     started = time.perf_counter()
-    outcome = run_all(paths)
+    outcome = run_all(paths, engine=engine)
     result = {"seconds": time.perf_counter() - started, "success": outcome.success, "steps": outcome.step_seconds}
     if not outcome.success:
         return result | {"reason": outcome.reason}

@@ -44,8 +44,29 @@ def finished(results: list[dict]) -> list[dict]:
     return [r for r in results if "failed" not in r["pipeline"]]
 
 
+def engines_table(sizes: list[dict]) -> None:
+    """Each other engine's run beside the default's at each size, whole and step by step."""
+    for r in sizes:
+        default = r["pipeline"]
+        for engine, run in r.get("engines", {}).items():
+            if "failed" in run or not run.get("success"):
+                print(f"\n{r['abstracts']:,} abstracts on {engine}: did not finish ({str(run.get('failed'))[:300]})")
+                continue
+            print(f"\n{r['abstracts']:,} abstracts: {engine} beside duckdb (seconds; peak RSS of the process tree)")
+            print(f"{'step':<34} {'duckdb':>8} {engine:>8} {'ratio':>6}")
+            steps = sorted(set(default.get("steps", {})) | set(run["steps"]))
+            rows = [("end to end", default.get("process_seconds", 0.0), run["process_seconds"])]
+            rows += [(step, default.get("steps", {}).get(step, 0.0), run["steps"].get(step, 0.0)) for step in steps]
+            for step, local, other in rows:
+                ratio = f"{other / local:.2f}" if local else "-"
+                print(f"{step:<34} {local:>8.1f} {other:>8.1f} {ratio:>6}")
+            print(f"{'peak RSS MB':<34} {default.get('peak_rss_mb', 0):>8} {run['peak_rss_mb']:>8}")
+            print(f"{'papers':<34} {default.get('papers', 0):>8} {run['papers']:>8}")
+
+
 def report(sizes: list[dict], seeds: dict) -> list[tuple[str, bool]]:
     """Print the tables and return each target with whether it is met."""
+    engines_table(sizes)
     for r in sizes:
         if "failed" in r["pipeline"]:
             p = r["pipeline"]

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from paperhouse.bench_methods import STAGES, run_datasketch, run_nlp, run_pipeline, run_read_text, run_sklearn
 from paperhouse.bench_report import finished, growth_exponents, report
+from paperhouse.engines import DEFAULT_ENGINE, ENGINES
 from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
 from paperhouse.synth import labels_path
 from paperhouse.warehouse import connect
@@ -187,14 +188,14 @@ def tree_rss_kb(pid: int) -> int:
     return total
 
 
-def _measure_pipeline(lists: Path, warehouse: Path) -> dict:
-    return _measure("pipeline", lists, "--warehouse", str(warehouse))
+def _measure_pipeline(lists: Path, warehouse: Path, engine: str = "duckdb") -> dict:
+    return _measure("pipeline", lists, "--warehouse", str(warehouse), "--engine", engine)
 
 
 def _child(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if args.run == "pipeline":
-        result = run_pipeline(folder, Path(args.warehouse))
+        result = run_pipeline(folder, Path(args.warehouse), engine=args.engine)
     elif args.run == "sklearn":
         result = run_sklearn(folder, args.topics)
     else:
@@ -205,17 +206,19 @@ def _child(args: argparse.Namespace) -> int:
     return 0
 
 
-def bench_size(size: int) -> dict:
+def bench_size(size: int, engines: tuple[str, ...] = ()) -> dict:
     """The pipeline and its baselines at ``size`` abstracts; only ``failed`` and what was measured
-    when the pipeline does not finish (or outgrows the machine), as the baselines compare to it."""
+    when the pipeline does not finish (or outgrows the machine), as the baselines compare to it.
+    ``engines``: other engines whose whole run is measured beside the default's (``engines``)."""
     folder = prepare(size)
+    others = {engine: _measure_engine(folder, engine) for engine in engines}
     shutil.rmtree(folder / "warehouse", ignore_errors=True)  # a build from scratch, every time
     try:
         pipeline = _measure_pipeline(folder / "lists", folder / "warehouse" / "paperhouse.duckdb")
     except MeasureFailed as failure:
-        return {"abstracts": size, "pipeline": failure.outcome}
+        return {"abstracts": size, "pipeline": failure.outcome, "engines": others}
     if not pipeline["success"]:
-        return {"abstracts": size, "pipeline": pipeline | {"failed": pipeline["reason"]}}
+        return {"abstracts": size, "pipeline": pipeline | {"failed": pipeline["reason"]}, "engines": others}
     baselines = {
         "read_text": _measure_baseline("read_text", folder),
         "datasketch": _measure_baseline("datasketch", folder),
@@ -233,7 +236,24 @@ def bench_size(size: int) -> dict:
         }
         for stage, (step, baseline) in STAGES.items()
     }
-    return {"abstracts": size, "pipeline": pipeline, "baselines": baselines, "stages": stages, "nlp": nlp}
+    return {
+        "abstracts": size,
+        "pipeline": pipeline,
+        "baselines": baselines,
+        "stages": stages,
+        "nlp": nlp,
+        "engines": others,
+    }
+
+
+def _measure_engine(folder: Path, engine: str) -> dict:
+    """A build from scratch with another engine, in a warehouse folder of its own."""
+    warehouse = folder / f"warehouse-{engine}"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    try:
+        return _measure_pipeline(folder / "lists", warehouse / "paperhouse.duckdb", engine=engine)
+    except MeasureFailed as failure:
+        return failure.outcome
 
 
 def _measure_baseline(method: str, folder: Path, *extra: str) -> dict:
@@ -280,6 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--topics", type=int, default=10, help=argparse.SUPPRESS)
     parser.add_argument("--warehouse", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=DEFAULT_ENGINE,
+        help="also measure this engine's whole run at each size, beside the default's (spark: docs/spark.md)",
+    )
     args = parser.parse_args(argv)
     if args.run:  # the child process of _measure
         return _child(args)
@@ -291,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for size in sizes:
         print(f"benchmarking {size:,} abstracts ...", flush=True)
-        results.append(bench_size(size))
+        results.append(bench_size(size, () if args.engine == DEFAULT_ENGINE else (args.engine,)))
     machine_speed.append(python_loop_seconds())
     targets = report(results, seeds)
     print(
