@@ -92,7 +92,7 @@ def test_texts_and_pairs_taken_in_small_batches_give_the_same_papers(monkeypatch
     signature, sizes = minhash.signatures(keys.to_series(), DedupParams())
     every_pair = [(a, b) for a in range(len(keys)) for b in range(a + 1, len(keys))]
     pairs = pl.DataFrame(every_pair, schema={"a": pl.UInt32, "b": pl.UInt32}, orient="row")
-    promising = minhash._promising(pairs, signature, sizes, DedupParams())
+    promising = minhash.promising_pairs(pairs, signature, sizes, DedupParams())
 
     for module in (minhash, pair_verification):  # both batch texts and pairs by these sizes
         monkeypatch.setattr(module, "SIGNATURE_BATCH", 7)
@@ -101,7 +101,7 @@ def test_texts_and_pairs_taken_in_small_batches_give_the_same_papers(monkeypatch
     assert dedup._text_hashes(keys.to_series()).to_list() == [dedup.text_hash(key) for key in keys.to_series()]
     batched_signature, batched_sizes = minhash.signatures(keys.to_series(), DedupParams())
     assert (batched_signature == signature).all() and (batched_sizes == sizes).all()
-    assert_frame_equal(minhash._promising(pairs, signature, sizes, DedupParams()), promising)
+    assert_frame_equal(minhash.promising_pairs(pairs, signature, sizes, DedupParams()), promising)
     assert 0 < promising.height < pairs.height  # some pairs are promising, not all
     assert_frame_equal(assign_papers(frame(texts)), whole)
     assert whole["paper_id"].n_unique() == len(ABSTRACTS)  # every variant found its original

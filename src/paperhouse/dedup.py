@@ -65,6 +65,35 @@ def paper_id_for(normalized_words: str) -> str:
     return "p_" + text_hash(normalized_words)[:16]
 
 
+def paper_id_of(text_hash: pl.Expr) -> pl.Expr:
+    """``paper_id_for`` from the SHA-256 of the canonical text, without hashing the text again."""
+    return pl.lit("p_") + text_hash.str.slice(0, 16)
+
+
+def keyed_records(records: pl.DataFrame) -> pl.DataFrame:
+    """The records' ids (``source_file``, ``record_no``, ``file_sha256``) and each one's
+    ``exact_key``: its normalised words joined by single spaces, the same for exact duplicates."""
+    # Streamed: the engine splits the one chunk DuckDB hands over, so both cores build the keys.
+    return (
+        records.lazy()
+        .select("source_file", "record_no", "file_sha256", exact_key=joined_words(pl.col("normalized_text")))
+        .collect(engine="streaming")
+    )
+
+
+def word_count(exact_key: pl.Expr) -> pl.Expr:
+    """The words of each text, from its exact key (UInt32)."""
+    return pl.when(exact_key == "").then(0).otherwise(exact_key.str.count_matches(" ") + 1).cast(pl.UInt32)
+
+
+def with_text_facts(texts: pl.DataFrame) -> pl.DataFrame:
+    """``texts`` (one ``exact_key`` each) with each text's ``n_words`` and ``text_hash``."""
+    return texts.with_columns(
+        n_words=word_count(pl.col("exact_key")),
+        text_hash=pl.col("exact_key").map_batches(_text_hashes, return_dtype=pl.String),
+    )
+
+
 def paper_edges(merged: pl.DataFrame) -> pl.DataFrame:
     """The merged pairs that define papers: every symmetric match, and for each text matched
     only by being *contained* in others (a truncated copy), the single best container.
@@ -95,25 +124,8 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = _DEFAULT_PARAMS) 
     canonical record, and the evidence."""
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA)
-    # Streamed: the engine splits the one chunk DuckDB hands over, so both cores build the keys.
-    records = (
-        records.lazy()
-        .select("source_file", "record_no", "file_sha256", exact_key=joined_words(pl.col("normalized_text")))
-        .collect(engine="streaming")
-    )
-    texts = (
-        records.select("exact_key")
-        .unique()
-        .sort("exact_key")
-        .with_row_index("doc")
-        .with_columns(
-            n_words=pl.when(pl.col("exact_key") == "")
-            .then(0)
-            .otherwise(pl.col("exact_key").str.count_matches(" ") + 1)
-            .cast(pl.UInt32),
-            text_hash=pl.col("exact_key").map_batches(_text_hashes, return_dtype=pl.String),
-        )
-    )
+    records = keyed_records(records)
+    texts = with_text_facts(records.select("exact_key").unique().sort("exact_key").with_row_index("doc"))
     # Records and texts then refer to a text by number (``doc``: its key's rank among the sorted
     # distinct keys), and the keys are held once, in ``keys``, until the sets are built.
     records = records.select("source_file", "record_no", "file_sha256", doc=pl.col("exact_key").rank("dense") - 1)
@@ -140,10 +152,7 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = _DEFAULT_PARAMS) 
         .first()
         .select("component", canonical_doc="doc", canonical_hash="text_hash")
     )
-    # The same as paper_id_for(canonical text), without hashing it again.
-    texts = texts.join(canonical_text, on="component").with_columns(
-        paper_id=pl.lit("p_") + pl.col("canonical_hash").str.slice(0, 16)
-    )
+    texts = texts.join(canonical_text, on="component").with_columns(paper_id=paper_id_of(pl.col("canonical_hash")))
 
     # Evidence of every text against its paper's canonical text.
     to_canonical = texts.filter(pl.col("doc") != pl.col("canonical_doc")).select(
@@ -165,8 +174,7 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = _DEFAULT_PARAMS) 
         "jaccard",
         "containment",
         "word_jaccard",
-        # No rule holds between the two directly: the text reached its paper through another one.
-        matched_by=pl.coalesce("matched_by", pl.lit("chain")),
+        "matched_by",
     )
 
     canonical_words = texts.select("doc", "n_words").rename({"doc": "canonical_doc", "n_words": "canonical_n_words"})
@@ -174,7 +182,6 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = _DEFAULT_PARAMS) 
         texts.with_columns(pl.col("doc").cast(pl.UInt32))
         .join(canonical_evidence, on="doc", how="left")
         .join(canonical_words, on="canonical_doc")
-        .with_columns(length_ratio=pl.col("n_words") / pl.max_horizontal(pl.col("canonical_n_words"), 1))
     )
 
     assigned = records.join(texts, on="doc").sort("file_sha256", "record_no", "source_file")
@@ -189,6 +196,16 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = _DEFAULT_PARAMS) 
             canonical_sha="file_sha256",
         )
     )
+    return assignment_rows(assigned.join(canonical_record, on="paper_id")).sort("source_file", "record_no")
+
+
+def assignment_rows(assigned: pl.DataFrame) -> pl.DataFrame:
+    """The ``ASSIGNMENT_SCHEMA`` row of each record, from the record (``source_file``, ``record_no``,
+    ``file_sha256``, ``doc``: its text's number), its text (``n_words``, ``text_hash``), its paper
+    (``paper_id``, ``canonical_doc``, ``canonical_n_words``, and ``canonical_source_file``,
+    ``canonical_record_no``, ``canonical_sha``: the canonical record), and the evidence of its text
+    against the canonical text (``jaccard``, ``containment``, ``word_jaccard``, and ``matched_by``,
+    null where no rule holds; all null for the canonical text). Row by row: the records may come in any parts."""
     is_canonical = (
         (pl.col("source_file") == pl.col("canonical_source_file"))
         & (pl.col("record_no") == pl.col("canonical_record_no"))
@@ -196,8 +213,8 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = _DEFAULT_PARAMS) 
     )
     same_text = pl.col("doc") == pl.col("canonical_doc")
     return (
-        assigned.join(canonical_record, on="paper_id")
-        .with_columns(
+        assigned.with_columns(
+            length_ratio=pl.col("n_words") / pl.max_horizontal(pl.col("canonical_n_words"), 1),
             match_kind=pl.when(is_canonical)
             .then(pl.lit("canonical"))
             .when(same_text)
@@ -205,12 +222,12 @@ def assign_papers(records: pl.DataFrame, params: DedupParams = _DEFAULT_PARAMS) 
             .otherwise(pl.lit("near")),
             matched_by=pl.when(same_text)
             .then(pl.when(is_canonical).then(pl.lit("canonical")).otherwise(pl.lit("identical_text")))
-            .otherwise("matched_by"),
+            # No rule holds between the two texts directly: the text reached its paper through another.
+            .otherwise(pl.coalesce("matched_by", pl.lit("chain"))),
             similarity=pl.when(same_text).then(1.0).otherwise("jaccard"),
             containment=pl.when(same_text).then(1.0).otherwise("containment"),
             word_jaccard=pl.when(same_text).then(1.0).otherwise("word_jaccard"),
         )
         .select(list(ASSIGNMENT_SCHEMA))
         .cast(ASSIGNMENT_SCHEMA)
-        .sort("source_file", "record_no")
     )

@@ -122,21 +122,13 @@ def candidate_pairs(signature: np.ndarray, sizes: np.ndarray, params: DedupParam
     Bands are paired up one at a time on each of two threads (NumPy and Polars leave the
     interpreter free: 10^5 texts' 64 bands took 1.4-1.7 s on one, 0.9-1.0 s on two), and only
     promising pairs are kept: a million texts' colliding pairs of every band at once took over 10 GB."""
-    _n_docs, num_bins = signature.shape
-    rows = num_bins // params.bands
-    usable = np.flatnonzero(signature[:, 0] != np.iinfo(np.uint32).max)
+    usable = signed_texts(signature)
 
     def band_pairs(band: int) -> pl.DataFrame:
-        # Strided bins (band, band + bands, ...): densification copies a filled bin into the empty
-        # bins to its left, so adjacent bins are correlated and would make a band collide too easily.
-        block = signature[usable, band : band + rows * params.bands : params.bands].astype(_U64)
-        key = np.full(len(usable), _U64(band), dtype=_U64)
-        for column in block.T:
-            key = _mix(key * _GOLDEN + column)
-        buckets = pl.DataFrame({"key": key, "doc": usable.astype(np.uint32)})
+        buckets = pl.DataFrame({"key": band_keys(signature, usable, band, params), "doc": usable.astype(np.uint32)})
         shared = buckets.filter(pl.len().over("key").is_between(2, params.max_bucket))
         pairs = shared.join(shared, on="key", suffix="_b").filter(pl.col("doc") < pl.col("doc_b"))
-        return _promising(pairs.select(a="doc", b="doc_b"), signature, sizes, params)
+        return promising_pairs(pairs.select(a="doc", b="doc_b"), signature, sizes, params)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         bands = pool.map(band_pairs, range(params.bands if len(usable) >= 2 else 0))
@@ -144,7 +136,25 @@ def candidate_pairs(signature: np.ndarray, sizes: np.ndarray, params: DedupParam
     return pl.concat(promising).unique().sort("a", "b")
 
 
-def _promising(pairs: pl.DataFrame, signature: np.ndarray, sizes: np.ndarray, params: DedupParams) -> pl.DataFrame:
+def signed_texts(signature: np.ndarray) -> np.ndarray:
+    """The rows of the texts that have a signature (a text without shingles takes no part in LSH)."""
+    return np.flatnonzero(signature[:, 0] != np.iinfo(np.uint32).max)
+
+
+def band_keys(signature: np.ndarray, rows: np.ndarray, band: int, params: DedupParams) -> np.ndarray:
+    """The LSH bucket of each of the texts at ``rows`` in one band: a hash of the band's bins and its
+    number, so that equal keys mean the texts agree on every bin of that band."""
+    bins_per_band = signature.shape[1] // params.bands
+    # Strided bins (band, band + bands, ...): densification copies a filled bin into the empty
+    # bins to its left, so adjacent bins are correlated and would make a band collide too easily.
+    block = signature[rows, band : band + bins_per_band * params.bands : params.bands].astype(_U64)
+    key = np.full(len(rows), _U64(band), dtype=_U64)
+    for column in block.T:
+        key = _mix(key * _GOLDEN + column)
+    return key
+
+
+def promising_pairs(pairs: pl.DataFrame, signature: np.ndarray, sizes: np.ndarray, params: DedupParams) -> pl.DataFrame:
     """The pairs whose whole signatures say a merge rule could hold: a band can collide by chance,
     while the signature estimates the Jaccard similarity and, with the sizes, the containment:
     |A and B| = J (|A| + |B|) / (1 + J)."""
