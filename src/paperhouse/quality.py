@@ -28,16 +28,6 @@ from paperhouse.workers import WorkerProcess
 ROWS_PER_PART = 4_000_000
 
 
-def _data_query(suite: Suite) -> str:
-    # A suite that only counts rows pulls one constant per row: GX counts rows of a frame.
-    select = (
-        ", ".join(f"{suite.computed[c]} as {c}" if c in suite.computed else f'"{c}"' for c in suite.columns)
-        or "true as counted"
-    )
-    rows = suite.rows_from or f'"{suite.schema_name}"."{suite.table_name}"'
-    return f"select {select} from {rows}"
-
-
 def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
     gx, _ = great_expectations()
     actual_types = con.execute(  # duckdb_columns(), not information_schema.columns: 15 ms less a table
@@ -60,7 +50,7 @@ def validate_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> SuiteResult:
 
 def _validate_rows(con: duckdb.DuckDBPyConnection, suite: Suite, expectations: list) -> list[Outcome]:
     """The expectations' outcomes over the suite's rows: pulled whole, or by parts of ``parts_by``."""
-    query, parts = _data_query(suite), _parts(con, suite)
+    query, parts = suite.rows_query('"'), _parts(con, suite)
     if parts == 1:
         return validate_frame(_pandas_frame(con, query), expectations)
     # A value's rows all land in one part. Typed: an untyped parameter made DuckDB widen every hash to a

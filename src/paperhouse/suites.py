@@ -64,6 +64,15 @@ class Suite:
         named = [*self.not_null, *(c for key in self.unique for c in key), *self.between, *self.in_set, *self.regex]
         return tuple(dict.fromkeys(named))
 
+    def rows_query(self, quote: str) -> str:
+        """The query of the rows the expectations validate, identifiers quoted with ``quote`` (DuckDB's
+        ``"``, Spark's backtick). A suite that only counts rows selects one constant per row."""
+        select = ", ".join(
+            f"{self.computed[c]} as {quote}{c}{quote}" if c in self.computed else f"{quote}{c}{quote}"
+            for c in self.columns
+        )
+        return f"select {select or 'true as counted'} from {self.rows_from or self.name}"
+
     def expectations(self, gxe, facts: Facts) -> list:
         expectations = [gxe.ExpectColumnValuesToNotBeNull(column=c) for c in self.not_null]
         for key in self.unique:
