@@ -28,7 +28,8 @@ from dagster import (
 from orchestration.assets.ingest import REJECTS_BY_REASON
 from orchestration.metadata import counts_table
 from orchestration.resources import GreatExpectationsResource, WarehouseResource
-from paperhouse.quality import SUITES, Suite, SuiteResult
+from paperhouse.gx_validation import SuiteResult
+from paperhouse.suites import SUITES, Suite
 
 
 def _describe(outcome) -> str:

@@ -11,7 +11,9 @@ from pydantic import Field, PrivateAttr
 
 from orchestration.run_guard import RunGuard
 from paperhouse import quality
+from paperhouse.gx_validation import SuiteResult
 from paperhouse.settings import Paths, resolve_paths
+from paperhouse.suites import Suite
 from paperhouse.warehouse import connect, read_frame
 
 
@@ -72,5 +74,5 @@ class GreatExpectationsResource(ConfigurableResource):
         if context.run is not None:
             quality.suite_worker()
 
-    def validate(self, database: Path, suites: list[quality.Suite]) -> list[quality.SuiteResult]:
+    def validate(self, database: Path, suites: list[Suite]) -> list[SuiteResult]:
         return quality.suite_worker().validate(database, suites)

@@ -15,18 +15,11 @@ import pytest
 import yaml
 
 from paperhouse import quality
-from paperhouse.quality import (
-    GX_DATA_SOURCE,
-    MART_YAMLS,
-    SUITES_BY_NAME,
-    SuiteWorker,
-    _frame_batches,
-    _gx,
-    _pandas_frame,
-    mart_schemas,
-    validate_suite,
-)
+from paperhouse.expected_schemas import MART_YAMLS, mart_schemas
+from paperhouse.gx_validation import GX_DATA_SOURCE, frame_batches, great_expectations, validate_frame
+from paperhouse.quality import SuiteWorker, _pandas_frame, validate_suite
 from paperhouse.settings import DBT_PROJECT_DIR
+from paperhouse.suites import SUITES_BY_NAME, Suite
 
 
 @pytest.fixture
@@ -118,7 +111,7 @@ def test_a_table_validated_in_parts_gives_the_outcomes_of_the_whole(con, monkeyp
 
 def test_parts_must_keep_the_rows_of_each_key_together():
     with pytest.raises(ValueError, match="parts by"):
-        quality.Suite("raw.x", unique=(("term",),), parts_by="paper_id")
+        Suite("raw.x", unique=(("term",),), parts_by="paper_id")
 
 
 def test_schema_drift_fails_the_suite(con):
@@ -137,8 +130,8 @@ def test_a_missing_column_is_named(con):
 
 
 def test_frames_are_validated_without_hashing_every_value():
-    _, context = _gx()
-    with _frame_batches(context) as batch_definition:
+    _, context = great_expectations()
+    with frame_batches(context) as batch_definition:
         batch = batch_definition.get_batch(batch_parameters={"dataframe": pd.DataFrame({"weight": [0.5, 1.0]})})
         assert "pandas_data_fingerprint" not in batch.batch_markers
     # Each validation's data source is gone after it, and with it the frame its engine held.
@@ -278,10 +271,10 @@ def test_the_primary_key_check_returns_the_repeated_keys_and_the_keys_with_a_nul
 
 def test_a_validated_frame_is_let_go_once_its_outcomes_are_read():
     # GX's execution engine kept the last frame and its metrics until the next validation.
-    gx, _ = _gx()
+    gx, _ = great_expectations()
     frame = pd.DataFrame({"weight": [0.5, 1.0, 2.0]})
     let_go = weakref.ref(frame)
-    (outcome,) = quality._validate(frame, [gx.expectations.ExpectColumnValuesToBeBetween(column="weight", max_value=1)])
+    (outcome,) = validate_frame(frame, [gx.expectations.ExpectColumnValuesToBeBetween(column="weight", max_value=1)])
     del frame
     gc.collect()
     assert let_go() is None
