@@ -15,8 +15,9 @@ to each of its files, as the DuckDB engine's ``raw.source_records`` view does.
 Files read whole, by one task, are the rule. The driver reads a file itself (with
 ``paperhouse.ingest.read_snapshot``, so it is reported exactly as the DuckDB engine reports it:
 unreadable, changing while read) only when Spark did not give it whole: a name Hadoop cannot
-carry (bytes that are not UTF-8) or hides (a leading ``_`` or ``.``), a file it could not open, or
-one whose size or modification time moved while the task read it. ``SparkIntake.read_on_driver``
+carry (bytes that are not UTF-8) or hides (a leading ``_`` or ``.``), an empty file (which
+Spark skips), a file it could not open, or one whose size or modification time moved while the
+task read it. ``SparkIntake.read_on_driver``
 names them.
 """
 
