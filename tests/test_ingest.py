@@ -113,10 +113,10 @@ def test_batches_parsed_side_by_side_are_kept_in_folder_order_whatever_finishes_
     for i, text in enumerate(awkward_texts(6)):
         write(tmp_path, f"{i:02d}.txt", text)
     monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 1)  # one content per batch
-    parse = ingest_module._parse_batch
+    parse = ingest_module.parse_batch
     delays = iter([0.3, 0.0, 0.2, 0.0, 0.1, 0.0])  # the earlier of two batches parsed at once finishes last
     monkeypatch.setattr(
-        ingest_module, "_parse_batch", lambda batch, rules, wait=delays: time.sleep(next(wait)) or parse(batch, rules)
+        ingest_module, "parse_batch", lambda batch, rules, wait=delays: time.sleep(next(wait)) or parse(batch, rules)
     )
     kept: list[str] = []
     folder = ingest_module.read_folder(

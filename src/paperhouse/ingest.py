@@ -39,7 +39,7 @@ import polars as pl
 from paperhouse.encoding import UndecodableFile, decode
 from paperhouse.input_files import INPUT_PATTERNS, SIDECAR_PATTERNS, plan_folder
 from paperhouse.judging import REPAIRS, AcceptanceRules, judge_records, repair_paragraphs
-from paperhouse.structured_inputs import FALLBACK_EXCERPT, METADATA_SCHEMA, TableContent, parse_tables
+from paperhouse.structured_inputs import FALLBACK_EXCERPT, METADATA_SCHEMA, TableContent, TableSource, parse_tables
 from paperhouse.text_lists import RECORD_SCHEMA, DecodedContent, Header, parse_contents, parse_header, split_paragraphs
 
 __all__ = [  # the parsers' and judge's names, read from here as before they had modules of their own
@@ -226,6 +226,19 @@ def decode_content(data: bytes, digest: str) -> DecodedContent:
     return DecodedContent(digest, len(data), decoded.encoding, decoded.text)
 
 
+def content_key(sha256: str, source: TableSource | None) -> str:
+    """The parse cache's key of a file's content: a text list's SHA-256, or a structured file's
+    hashed with what else its rows depend on (``source``, from ``paperhouse.input_files.plan_folder``)."""
+    return sha256 if source is None else source.content_key(sha256)
+
+
+def file_content(data: bytes, sha256: str, source: TableSource | None) -> DecodedContent | TableContent:
+    """A file's bytes decoded, as a batch item of ``parse_batch``: a text list's, or (with its
+    ``source``) a structured file's."""
+    decoded = decode_content(data, sha256)
+    return decoded if source is None else TableContent(content_key(sha256, source), *decoded, source)
+
+
 @dataclass(frozen=True)
 class FolderRead:
     """One pass over the seeds folder: every entry, and what was done with it."""
@@ -282,12 +295,11 @@ def read_folder(
                 listed(entry, snapshot, "unread", snapshot.problem, None)
                 continue
             source = plan.sources.get(entry.name)
-            key = snapshot.sha256 if source is None else source.content_key(snapshot.sha256)
+            key = content_key(snapshot.sha256, source)
             listed(entry, snapshot, "reused" if key in known else "parsed", None, key)
             if key not in seen:
                 seen.add(key)
-                decoded = decode_content(snapshot.data, snapshot.sha256)
-                yield decoded if source is None else TableContent(key, *decoded, source)
+                yield file_content(snapshot.data, snapshot.sha256, source)
 
     _parse_in_batches(new_contents(), rules, keep)
     return FolderRead(files=pl.DataFrame(files, schema=SEED_FILE_SCHEMA))
@@ -301,17 +313,18 @@ def _parse_in_batches(
     batches are held."""
     in_flight: deque[Future[pl.DataFrame]] = deque()
     with ThreadPoolExecutor(max_workers=_PARSERS) as parsers:
-        for batch in _batched(contents, _BATCH_BYTES):
+        for batch in content_batches(contents, _BATCH_BYTES):
             if len(in_flight) == _PARSERS:
                 keep(in_flight.popleft().result())
-            in_flight.append(parsers.submit(_parse_batch, batch, rules))
+            in_flight.append(parsers.submit(parse_batch, batch, rules))
         while in_flight:
             keep(in_flight.popleft().result())
 
 
-def _batched(
-    contents: Iterable[DecodedContent | TableContent], max_bytes: int
+def content_batches(
+    contents: Iterable[DecodedContent | TableContent], max_bytes: int = _BATCH_BYTES
 ) -> Iterator[list[DecodedContent | TableContent]]:
+    """``contents`` in order, in lists of about ``max_bytes`` of files each (a content is never split)."""
     batch, batch_bytes = [], 0
     for content in contents:
         batch.append(content)
@@ -323,7 +336,9 @@ def _batched(
         yield batch
 
 
-def _parse_batch(contents: list[DecodedContent | TableContent], rules: AcceptanceRules) -> pl.DataFrame:
+def parse_batch(contents: list[DecodedContent | TableContent], rules: AcceptanceRules) -> pl.DataFrame:
+    """The judged rows (``PARSED_RECORD_SCHEMA``) of a batch of decoded contents, text lists and
+    structured files mixed: what ``read_folder`` hands to ``keep``, and what a Spark task runs."""
     texts = [content for content in contents if isinstance(content, DecodedContent)]
     tables = [content for content in contents if isinstance(content, TableContent)]
     frames = []
