@@ -80,13 +80,18 @@ def sample_texts(papers: pl.DataFrame, paper_ids: pl.Series | None = None) -> pl
     """The ``paper_id`` and ``text`` of the papers the topic model is fitted on (its sample of the
     sorted ``paper_ids``, all of them up to 4,000), copied out of ``papers``: small, and holding
     none of its buffers."""
-    ids = (paper_ids if paper_ids is not None else papers["paper_id"].unique()).sort()
-    chosen = ids[spread_sample(len(ids), _SAMPLE)]
+    chosen = sample_ids(paper_ids if paper_ids is not None else papers["paper_id"].unique())
     picked = papers.filter(pl.col("paper_id").is_in(chosen.implode()))
     return pl.DataFrame(
         {"paper_id": picked["paper_id"].to_list(), "text": picked["text"].to_list()},
         schema={"paper_id": pl.String, "text": pl.String},
     )
+
+
+def sample_ids(paper_ids: pl.Series) -> pl.Series:
+    """The ids of the papers the topic model is fitted on: its sample of the sorted (distinct) ids."""
+    ids = paper_ids.sort()
+    return ids[spread_sample(len(ids), _SAMPLE)]
 
 
 def fit_topics(
