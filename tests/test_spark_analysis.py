@@ -4,9 +4,12 @@ the bundled seeds and on a 10k synthetic corpus.
 Exact: the terms (with ``doc_freq``, ``idf``, kinds), the aliases, each paper's ranked terms and
 their occurrences, and which (paper, term) entries the weight matrix holds. The weights are the
 same arithmetic in the same order per paper (``weighed_terms_of`` numbers a partition's terms in
-sorted order, as the corpus' are), so they are held to 1e-12. Topics and similar papers are fitted
-on the driver from the collected matrix: topic shares to 1e-6 (they are rounded to 6 decimals),
-the primary topic equal except where a paper's two largest shares are within 1e-6; similar papers'
+sorted order, as the corpus' are), so they are held to 1e-12.
+
+Topics are fitted on the same sample on the driver: the same topics, top terms and coherence.
+Papers are placed per partition, and NMF's solver stops when its step falls under 1e-3 of its
+first, measured per batch: shares to 0.005 (10k: at most 0.001 apart), the primary topic equal
+except where a paper's two largest shares are that close. Similar papers run on the driver:
 scores to 1e-5 (float32 profiles), and at least 95% of each corpus's (paper, neighbour) pairs
 shared: past the exact search the LSA projection is a randomized SVD over the matrix's columns,
 which on Spark are only the terms the matrix uses.
@@ -31,7 +34,7 @@ pytest.importorskip("pyspark")
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs a JRE")
 
 WEIGHT_TOLERANCE = 1e-12
-SHARE_TOLERANCE = 1e-6
+SHARE_TOLERANCE = 0.005
 SCORE_TOLERANCE = 1e-5
 NEIGHBOURS_SHARED = 0.95
 
@@ -118,21 +121,45 @@ def test_the_weight_matrix_holds_the_same_entries(engines):
 
 
 def test_topics_are_the_same_up_to_their_tolerance(engines):
+    from paperhouse.spark.topics import to_topic_model
+
     single, on_spark = engines
-    expected, found = single.model, on_spark.model
-    assert_frame_equal(found.all_topics().drop("coherence"), expected.all_topics().drop("coherence"))
-    assert_frame_equal(found.all_topic_terms().drop("weight"), expected.all_topic_terms().drop("weight"))
+    expected, found = single.model, to_topic_model(on_spark.model)
+    # The models are fitted on the same sample, so topics, labels, top terms and coherence agree.
+    assert_frame_equal(found.selection, expected.selection)
+    assert_frame_equal(found.all_topic_terms(), expected.all_topic_terms())
+    assert_frame_equal(found.all_topics().drop("n_papers"), expected.all_topics().drop("n_papers"))
+    # Papers are placed per partition: shares agree to the solver's tolerance, and a share row only
+    # one engine keeps lies within it of the 5% cut (topics._MIN_PAPER_WEIGHT).
     shares = expected.all_paper_topics().join(found.all_paper_topics(), on=["paper_id", "topic_id"], how="full")
-    assert shares["weight"].null_count() == 0 and shares["weight_right"].null_count() == 0
-    assert (shares["weight"] - shares["weight_right"]).abs().max() <= SHARE_TOLERANCE
-    primary = (
-        expected.paper_topics.sort("weight", descending=True)
+    both = shares.drop_nulls(["weight", "weight_right"])
+    assert both.height >= 0.999 * shares.height
+    assert (both["weight"] - both["weight_right"]).abs().max() <= SHARE_TOLERANCE
+    one_side = shares.filter(pl.col("weight").is_null() | pl.col("weight_right").is_null())
+    kept_by_one = one_side.select(pl.coalesce("weight", "weight_right"))
+    assert ((kept_by_one.to_series() - 0.05).abs() <= SHARE_TOLERANCE).all()
+    # A primary topic differs only where a paper's two largest shares are within twice the tolerance,
+    # and a topic's size only by such papers.
+    moved = 0
+    for name in ("paper_topics", "paper_subtopics"):
+        primary = [primary_topics(getattr(model, name)) for model in (expected, found)]
+        differs = primary[0].join(primary[1], on="paper_id").filter(pl.col("topic_id") != pl.col("topic_id_right"))
+        assert (differs["margin"] <= 2 * SHARE_TOLERANCE).all()
+        moved += differs.height
+    sizes = expected.all_topics().join(found.all_topics(), on="topic_id")
+    assert (sizes["n_papers"] - sizes["n_papers_right"]).abs().sum() <= 2 * moved
+
+
+def primary_topics(paper_topics: pl.DataFrame) -> pl.DataFrame:
+    """``paper_id``, its primary ``topic_id`` and ``margin``: how far its largest share is above the next."""
+    return (
+        paper_topics.sort("paper_id", "weight", "topic_id", descending=[False, True, False])
         .group_by("paper_id", maintain_order=True)
-        .agg(topic=pl.col("topic_id").first(), margin=pl.col("weight").first() - pl.col("weight").get(1, null_on_oob=True))
+        .agg(
+            pl.col("topic_id").first(),
+            margin=pl.col("weight").first() - pl.col("weight").get(1, null_on_oob=True).fill_null(0.0),
+        )
     )
-    chosen = found.paper_topics.sort("weight", descending=True).group_by("paper_id").agg(pl.col("topic_id").first())
-    differs = primary.join(chosen, on="paper_id").filter(pl.col("topic") != pl.col("topic_id"))
-    assert differs.filter(pl.col("margin").fill_null(1.0) > SHARE_TOLERANCE).height == 0
 
 
 def test_similar_papers_are_the_same_up_to_their_tolerance(engines):

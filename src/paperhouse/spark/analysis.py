@@ -1,11 +1,10 @@
 """The corpus step on Spark: ``paperhouse.analysis.analyse``'s terms, topics and similar papers.
 
-The terms are Spark jobs (``paperhouse.spark.term_index``). The topic model and the neighbour
-search do not run as Spark jobs yet: they run on the driver, as on one machine (``fit_topics``,
-``similar_papers``), from the weight matrix, which is collected for them. That is each paper's
-best 30 shared terms (at most 30 entries per paper, 16 bytes each with their indices: 0.5 GB at
-10^6 papers) and every paper id; the topic model's texts are its sample's only (at most about
-4,000, ``topics.sample_texts``). Method names are not computed here.
+The terms are Spark jobs (``paperhouse.spark.term_index``); the topic model is fitted on the
+driver on its bounded sample and applied per partition (``paperhouse.spark.topics``). The
+neighbour search is not a Spark job yet: ``similar_papers`` runs on the driver from the collected
+weight matrix, each paper's best 30 shared terms (at most 30 entries per paper, 16 bytes each with
+their indices: 0.5 GB at 10^6 papers) and every paper id. Method names are not computed here.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ from scipy.sparse import csr_matrix
 
 from paperhouse.similar import SIMILAR_SCHEMA, similar_papers
 from paperhouse.spark.term_index import SparkTermIndex, index_terms_on_spark
+from paperhouse.spark.topics import SparkTopicModel, fit_topics_on_spark
 from paperhouse.term_weights import TermWeights
-from paperhouse.topics import TopicModel, fit_topics, sample_ids
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -31,7 +30,7 @@ class SparkCorpusAnalysis:
     DataFrames, the topic model's tables as Polars frames, the similar papers as a DataFrame."""
 
     index: SparkTermIndex
-    model: TopicModel
+    model: SparkTopicModel
     similar: DataFrame  # SIMILAR_SCHEMA
 
 
@@ -40,8 +39,8 @@ def analyse_on_spark(spark: SparkSession, papers: DataFrame, previous_topics: in
     topics and most similar papers, as ``analyse`` finds them. ``previous_topics``: the last run's
     number of topics (``paperhouse.topic_sizes.choose``)."""
     index = index_terms_on_spark(papers)
-    weights = collect_weights(papers, index)
-    model = fit_topics(weights, texts=_sample_texts(papers, weights.paper_ids), previous_size=previous_topics)
+    weights = collect_weights(papers, index)  # for the neighbour search, which runs on the driver
+    model = fit_topics_on_spark(papers, index.weights, lambda: weights, previous_topics)
     similar = similar_papers(weights)
     return SparkCorpusAnalysis(index, model, spark.createDataFrame(similar.to_arrow(), _similar_schema()))
 
@@ -63,15 +62,6 @@ def collect_weights(papers: DataFrame, index: SparkTermIndex) -> TermWeights:
     )
     matrix.sort_indices()
     return TermWeights(matrix, paper_ids, terms.to_numpy())
-
-
-def _sample_texts(papers: DataFrame, paper_ids: pl.Series) -> pl.DataFrame:
-    """``topics.sample_texts``: the texts of the topic model's sample of the sorted ids, and only those."""
-    from pyspark.sql import functions as F
-
-    chosen = sample_ids(paper_ids).to_list()
-    picked = papers.filter(F.col("paper_id").isin(chosen)).select("paper_id", "text")
-    return pl.from_arrow(picked.toArrow()).cast({"paper_id": pl.String, "text": pl.String})
 
 
 def _similar_schema():

@@ -64,6 +64,7 @@ def _map(frame: DataFrame, body, schema: pa.Schema) -> DataFrame:
 def index_terms_on_spark(papers: DataFrame, max_words: int = 4, max_terms: int = MAX_TERMS_PER_PAPER) -> SparkTermIndex:
     """``paper_id`` and ``text`` (as written) of each paper, one row per paper -> its ranked terms,
     as ``paperhouse.terms.index_terms`` gives them on one machine."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     papers = papers.select("paper_id", "text").persist()
@@ -79,7 +80,7 @@ def index_terms_on_spark(papers: DataFrame, max_words: int = 4, max_terms: int =
     # Spelling variants merge into the one written most often, then the first in sort order (Spark,
     # like Polars, orders strings by code point); a term is dropped when the one it became is stock.
     annotated = _map(_term_sums(counts), parts.annotated_terms_of, parts.ANNOTATED_SCHEMA)
-    by_key = _window().partitionBy("key").orderBy(F.desc("uses"), F.asc("term"))
+    by_key = Window.partitionBy("key").orderBy(F.desc("uses"), F.asc("term"))
     annotated = annotated.select(
         "*", F.first("term").over(by_key).alias("preferred"), F.first("stock").over(by_key).alias("preferred_stock")
     ).persist()
@@ -120,12 +121,6 @@ def index_terms_on_spark(papers: DataFrame, max_words: int = 4, max_terms: int =
     return index
 
 
-def _window():
-    from pyspark.sql import Window
-
-    return Window
-
-
 def _verbs(papers: DataFrame) -> pl.Series:
     """``verb_lemmas`` of the first ``VERB_SAMPLE_PAPERS`` papers in id order, as ``terms.spell``
     reads them: their words' uses summed over the partitions, the verbs chosen on the driver."""
@@ -146,10 +141,11 @@ def _majority_long_forms(papers: DataFrame, definitions: DataFrame) -> pl.DataFr
     """The corpus' majority long form of each acronym, as ``acronym_expansions`` chooses it: the
     long form of more than half of the papers defining the acronym (its alias: the one written most
     often, then the first in order), unless some paper writes the acronym as a lower-case word."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     by_alias = definitions.groupBy("key", "lemmas", "alias").agg(F.count("*").alias("uses"))
-    by_long_form = _window().partitionBy("key", "lemmas")
+    by_long_form = Window.partitionBy("key", "lemmas")
     votes = (
         by_alias.select(
             "key",
@@ -163,7 +159,7 @@ def _majority_long_forms(papers: DataFrame, definitions: DataFrame) -> pl.DataFr
             "key",
             "lemmas",
             "alias",
-            (F.col("papers") / F.sum("papers").over(_window().partitionBy("key"))).alias("share"),
+            (F.col("papers") / F.sum("papers").over(Window.partitionBy("key"))).alias("share"),
         )
     )
     candidates = votes.filter(F.col("share") > 0.5).select("key", "lemmas", "alias").collect()
@@ -211,6 +207,7 @@ def _phrase_recurrence(terms: DataFrame) -> float:
 def _aliases(definitions: DataFrame, annotated: DataFrame, terms: DataFrame) -> DataFrame:
     """``ALIAS_SCHEMA``: each own acronym definition's alias and the term its long form became
     (``acronym_aliases``), and each merged spelling and its term, for the terms that are kept."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     kept = terms.select("term")
@@ -233,7 +230,7 @@ def _aliases(definitions: DataFrame, annotated: DataFrame, terms: DataFrame) -> 
         .select("alias", "term", F.lit("spelling").alias("alias_kind"), "papers", F.lit(1).alias("preference"))
     )
     # One row per (alias, term): an acronym's before a spelling's, as ``index_words`` keeps it.
-    first = _window().partitionBy("alias", "term").orderBy("preference")
+    first = Window.partitionBy("alias", "term").orderBy("preference")
     return (
         acronyms.unionByName(spellings)
         .select("*", F.row_number().over(first).alias("kept"))

@@ -81,20 +81,20 @@ MAJORITY_SCHEMA = {
 }
 
 
-def _frame(batches: Iterable[pa.RecordBatch]) -> pl.DataFrame | None:
+def frame_of(batches: Iterable[pa.RecordBatch]) -> pl.DataFrame | None:
     """The partition's rows as one frame; None for an empty partition."""
     batches = [batch for batch in batches if batch.num_rows]
     return pl.from_arrow(pa.Table.from_batches(batches)) if batches else None
 
 
-def _batches(frame: pl.DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def record_batches(frame: pl.DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """``frame`` as record batches of exactly ``schema`` (Polars writes large and view strings)."""
     yield from frame.select(schema.names).to_arrow().cast(schema).to_batches()
 
 
 def _numbered_papers(batches: Iterable[pa.RecordBatch]) -> pl.DataFrame | None:
     """``paper_id``, ``text`` and ``paper_idx``: the paper's rank among the partition's ids, in that order."""
-    papers = _frame(batches)
+    papers = frame_of(batches)
     if papers is None:
         return None
     return papers.with_columns(paper_idx=pl.col("paper_id").rank("dense").cast(pl.UInt32) - 1).sort("paper_idx")
@@ -104,7 +104,7 @@ def verb_uses_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``verb_uses`` of the partition's papers (the verb sample's: the caller filters them)."""
     papers = _numbered_papers(batches)
     if papers is not None:
-        yield from _batches(verb_uses(word_pieces(papers).collect()), VERB_USE_SCHEMA)
+        yield from record_batches(verb_uses(word_pieces(papers).collect()), VERB_USE_SCHEMA)
 
 
 def definitions_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -116,22 +116,22 @@ def definitions_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch
     definitions = acronym_definitions(papers, _DEFINITION_BATCH)
     own = acronym_expansions(definitions, papers).filter("defined").select("paper_id", "key", is_own=pl.lit(True))
     flagged = definitions.join(own, on=["paper_id", "key"], how="left").with_columns(pl.col("is_own").fill_null(False))
-    yield from _batches(flagged, DEFINITION_SCHEMA)
+    yield from record_batches(flagged, DEFINITION_SCHEMA)
 
 
 def lowercase_keys_of(batches: Iterable[pa.RecordBatch], keys: list[str]) -> Iterator[pa.RecordBatch]:
     """Which of ``keys`` the partition's papers write as a lower-case word (``lowercase_uses``)."""
-    papers = _frame(batches)
+    papers = frame_of(batches)
     if papers is not None:
         used = lowercase_uses(papers, pl.Series(keys, dtype=pl.String)).select("key").unique()
-        yield from _batches(used, KEY_SCHEMA)
+        yield from record_batches(used, KEY_SCHEMA)
 
 
 def capitalised_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``capitalised_words`` of the partition's papers."""
-    papers = _frame(batches)
+    papers = frame_of(batches)
     if papers is not None:
-        yield from _batches(capitalised_words(papers).alias("word").to_frame(), WORD_SCHEMA)
+        yield from record_batches(capitalised_words(papers).alias("word").to_frame(), WORD_SCHEMA)
 
 
 def ngram_counts_of(
@@ -159,32 +159,32 @@ def ngram_counts_of(
     parts, vocabulary = counted
     for part in parts:
         rows = part.join(words.paper_index, on="paper_idx").join(vocabulary, on="term_idx")
-        yield from _batches(rows, COUNT_SCHEMA)
+        yield from record_batches(rows, COUNT_SCHEMA)
 
 
 def annotated_terms_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The terms' sums with what is decided per term: the key its spelling variants share
     (``variant_key``) and whether it is dropped (``stock_term``)."""
-    sums = _frame(batches)
+    sums = frame_of(batches)
     if sums is not None:
         annotated = sums.with_columns(key=variant_key(pl.col("term")), stock=stock_term(pl.col("term")))
-        yield from _batches(annotated, ANNOTATED_SCHEMA)
+        yield from record_batches(annotated, ANNOTATED_SCHEMA)
 
 
 def described_terms_of(batches: Iterable[pa.RecordBatch], n_papers: int) -> Iterator[pa.RecordBatch]:
     """``describe_terms`` of the merged terms' sums; ``capitalised`` flags the capitalised ones."""
-    sums = _frame(batches)
+    sums = frame_of(batches)
     if sums is not None:
         capitalised = sums.filter("capitalised")["term"]
-        yield from _batches(describe_terms(sums, n_papers, capitalised), TERM_SCHEMA)
+        yield from record_batches(describe_terms(sums, n_papers, capitalised), TERM_SCHEMA)
 
 
 def long_form_keys_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Each own definition's alias and the ``variant_key`` of its long form (``acronym_aliases``)."""
-    definitions = _frame(batches)
+    definitions = frame_of(batches)
     if definitions is not None:
         keyed = definitions.select("alias", key=variant_key(pl.col("lemmas").list.join(" ")))
-        yield from _batches(keyed, LONG_FORM_SCHEMA)
+        yield from record_batches(keyed, LONG_FORM_SCHEMA)
 
 
 def weighed_terms_of(
@@ -197,7 +197,7 @@ def weighed_terms_of(
 
     Terms are numbered in sorted order here, as the whole corpus' are: a paper's terms then meet
     in the same order, so ties rank alike and the sums of squares add up in the same order."""
-    rows = _frame(batches)
+    rows = frame_of(batches)
     if rows is None:
         return
     paper_ids = rows["paper_id"].unique().sort()
@@ -211,7 +211,7 @@ def weighed_terms_of(
     )
     del rows
     best, weights = weigh([numbered], terms, vocabulary, paper_ids, max_terms, recurrence)
-    yield from _batches(best.with_columns(linking=pl.lit(False)), WEIGHED_SCHEMA)
+    yield from record_batches(best.with_columns(linking=pl.lit(False)), WEIGHED_SCHEMA)
     entries = weights.matrix.tocoo()
     linking = pl.DataFrame(
         {
@@ -223,4 +223,4 @@ def weighed_terms_of(
             "linking": True,
         }
     )
-    yield from _batches(linking, WEIGHED_SCHEMA)
+    yield from record_batches(linking, WEIGHED_SCHEMA)
