@@ -81,8 +81,8 @@ def acronym_expansions(definitions: pl.DataFrame, papers: pl.DataFrame) -> pl.Da
     holds a majority. A key that is also written as an ordinary lower-case word ("rise" for
     RISE) is never expanded where it appears so: only capitals mark an acronym.
     """
-    lowercase_uses = _lowercase_uses(papers, definitions["key"].unique())
-    own = definitions.join(lowercase_uses, on=["paper_id", "key"], how="anti")
+    lowercase = lowercase_uses(papers, definitions["key"].unique())
+    own = definitions.join(lowercase, on=["paper_id", "key"], how="anti")
     votes = definitions.group_by("key", "lemmas").agg(papers=pl.len(), alias=pl.col("alias").mode().sort().first())
     majority = (
         votes.with_columns(share=pl.col("papers") / pl.col("papers").sum().over("key"))
@@ -90,7 +90,7 @@ def acronym_expansions(definitions: pl.DataFrame, papers: pl.DataFrame) -> pl.Da
         .group_by("key", maintain_order=True)
         .first()
         .filter(pl.col("share") > 0.5)
-        .join(lowercase_uses.select("key").unique(), on="key", how="anti")
+        .join(lowercase.select("key").unique(), on="key", how="anti")
     )
     return pl.concat(
         [
@@ -100,7 +100,7 @@ def acronym_expansions(definitions: pl.DataFrame, papers: pl.DataFrame) -> pl.Da
     )
 
 
-def _lowercase_uses(papers: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
+def lowercase_uses(papers: pl.DataFrame, keys: pl.Series) -> pl.DataFrame:
     """``paper_id``, ``key``: the papers that write a key as a whole lower-case word ("rise")."""
     # Only a key of lower-case letters and digits can be written so.
     written = keys.filter(keys.str.contains(r"^\p{Ll}[\p{Ll}\p{N}]*$")).sort().to_list()

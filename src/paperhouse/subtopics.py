@@ -27,6 +27,56 @@ class TopicSplit(NamedTuple):
     weights: np.ndarray  # their weights on the subtopics
 
 
+class SplitModel(NamedTuple):
+    """One topic's subtopic model, fitted on the sample's papers of the topic."""
+
+    described: list  # per subtopic: (term columns, weights, coherence), as top_terms gives them
+    columns: np.ndarray | None  # the terms it is fitted on (None: the topic is not split)
+    parts: np.ndarray | None  # the subtopics' weights on those terms
+    sample_weights: np.ndarray | None  # the sample papers' weights on the subtopics
+
+
+def fit_split(sample_part: csr_matrix, described: list, terms: np.ndarray, held: csc_matrix) -> SplitModel:
+    """The split of one topic, from its sample papers' rows (``sample_part``): ``subtopic_count`` of
+    them by NMF, or, too small to split, the topic itself (``described``: its ``top_terms``).
+    Bounded by the sample: the Spark engine fits it on the driver."""
+    from sklearn.decomposition import non_negative_factorization
+
+    k = subtopic_count(sample_part.shape[0])
+    if k >= 2:
+        columns = np.flatnonzero(sample_part.getnnz(axis=0) >= 2)
+        k = min(k, len(columns))
+    if k < 2:
+        return SplitModel([described], None, None, None)
+    fitted, parts, _ = non_negative_factorization(
+        sample_part[:, columns], n_components=k, init="nndsvd", max_iter=NMF_MAX_ITER, tol=NMF_TOLERANCE, random_state=0
+    )
+    components = np.zeros((k, len(terms)))
+    components[:, columns] = parts
+    return SplitModel([top_terms(row, held, terms) for row in components], columns, parts, fitted)
+
+
+def place_in_split(model: SplitModel, rows: csr_matrix) -> np.ndarray:
+    """The weights on a topic's subtopics of papers (``rows``: their rows of the topic vocabulary),
+    the subtopic model fixed. The solver's stopping rule is relative to these rows' first step, so
+    papers placed in other batches agree to its tolerance, not bit for bit."""
+    from sklearn.decomposition import non_negative_factorization
+
+    if model.parts is None:
+        return np.ones((rows.shape[0], 1))
+    weights, _, _ = non_negative_factorization(
+        rows[:, model.columns],
+        H=model.parts,
+        update_H=False,
+        n_components=len(model.parts),
+        init="custom",
+        max_iter=NMF_MAX_ITER,
+        tol=NMF_TOLERANCE,
+        random_state=0,
+    )
+    return weights
+
+
 def split_topics(
     matrix: csr_matrix,
     sample: slice,
@@ -40,40 +90,18 @@ def split_topics(
     """Each topic's split, in the order of its NMF component: the papers whose primary component
     it is (``sample_primary`` over the sample's rows, ``corpus_primary`` over every paper) split by
     an NMF of their own; a topic too small to split keeps its own description (``described``)."""
-    from sklearn.decomposition import non_negative_factorization
-
     sample_matrix = matrix[sample]
     sample_rows = np.arange(matrix.shape[0])[sample]
 
     def split(component: int) -> TopicSplit:
         rows = np.flatnonzero(sample_primary == component)
         corpus_rows = np.flatnonzero(corpus_primary == component)
-        k = subtopic_count(len(rows))
-        if k >= 2:
-            part = sample_matrix[rows]
-            columns = np.flatnonzero(part.getnnz(axis=0) >= 2)
-            k = min(k, len(columns))
-        if k < 2:
-            return TopicSplit([described[component]], corpus_rows, np.ones((len(corpus_rows), 1)))
-        fitted, parts, _ = non_negative_factorization(
-            part[:, columns], n_components=k, init="nndsvd", max_iter=NMF_MAX_ITER, tol=NMF_TOLERANCE, random_state=0
-        )
-        if np.array_equal(sample_rows[rows], corpus_rows):
-            weights = fitted
+        model = fit_split(sample_matrix[rows], described[component], terms, held)
+        if model.parts is not None and np.array_equal(sample_rows[rows], corpus_rows):
+            weights = model.sample_weights
         else:
-            weights, _, _ = non_negative_factorization(
-                matrix[corpus_rows][:, columns],
-                H=parts,
-                update_H=False,
-                n_components=k,
-                init="custom",
-                max_iter=NMF_MAX_ITER,
-                tol=NMF_TOLERANCE,
-                random_state=0,
-            )
-        components = np.zeros((k, len(terms)))
-        components[:, columns] = parts
-        return TopicSplit([top_terms(row, held, terms) for row in components], corpus_rows, weights)
+            weights = place_in_split(model, matrix[corpus_rows])
+        return TopicSplit(model.described, corpus_rows, weights)
 
     n_components = len(described)
     return list(pool.map(split, range(n_components)) if pool else map(split, range(n_components)))

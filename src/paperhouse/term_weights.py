@@ -55,10 +55,18 @@ class TermWeights:
 
 
 def weigh(
-    parts: list[pl.DataFrame], terms: pl.DataFrame, vocabulary: pl.DataFrame, paper_ids: pl.Series, max_terms: int
+    parts: list[pl.DataFrame],
+    terms: pl.DataFrame,
+    vocabulary: pl.DataFrame,
+    paper_ids: pl.Series,
+    max_terms: int,
+    recurrence: float | None = None,
 ) -> tuple[pl.DataFrame, TermWeights]:
     """TF-IDF, scaled by how often the term ends a noun phrase, halved inside a longer phrase:
     each paper's ``max_terms`` best, ranked, and every weight as a matrix.
+
+    ``recurrence`` is the corpus' ``phrase_recurrence``, read off ``terms`` unless given: the Spark
+    engine weighs a partition of papers at a time, with only the terms they hold.
 
     Every sum and rank is within one paper, so papers are weighed ``_PAPERS_PER_WEIGHING`` at a time:
     each part is in paper order, so a chunk's rows are a slice of each. A chunk's rows are (paper,
@@ -69,7 +77,9 @@ def weigh(
     so they are held once: at 10^6 papers, chunks kept apart and then joined held 1.8 GB twice.
     ``parts`` is emptied once every chunk is weighed: the counts (2.5 GB at 10^6 papers) are gone
     before the step's result is built."""
-    terms = terms.with_columns(established=(1 + pl.col("doc_freq").cast(pl.Float64).log()) ** phrase_recurrence(terms))
+    if recurrence is None:
+        recurrence = phrase_recurrence(terms)
+    terms = terms.with_columns(established=(1 + pl.col("doc_freq").cast(pl.Float64).log()) ** recurrence)
     by_term = {
         column: _by_term(terms, column, vocabulary.height)
         for column in ("idf", "established", "head_share", "n_words", "doc_freq")

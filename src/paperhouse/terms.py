@@ -88,14 +88,20 @@ __all__ = [
     "PaperWords",
     "TermIndex",
     "TermWeights",
+    "capitalised_words",
+    "count_paper_ngrams",
+    "describe_terms",
     "index_terms",
     "index_words",
     "phrase_recurrence",
     "read_words",
     "singular",
+    "spell",
+    "stock_term",
     "variant_key",
     "verb_lemmas",
     "verb_uses",
+    "word_pieces",
 ]
 
 
@@ -119,7 +125,7 @@ _SINGLE_TOKEN_PARENTHESIS = r"\(\s*[^\s()]{1,15}\s*\)"
 
 
 # The first papers (in paper_idx order, whatever the batches) whose words tell the verbs.
-_VERB_SAMPLE_PAPERS = 20_000
+VERB_SAMPLE_PAPERS = 20_000
 
 
 _NO_VERB_USES = pl.DataFrame(schema={"token": pl.String, "uses": pl.Int64, "verb_uses": pl.Int64})
@@ -168,10 +174,10 @@ class PaperWords:
     Once it is read the texts can go: at 10^6 papers they are 3.6 GB, these a third of that."""
 
     paper_index: pl.DataFrame  # ``paper_idx``, ``paper_id``: a paper's number is its id's rank
-    spelled: list[SpelledBatch]  # ``_spell``'s batches; ``index_words`` empties it as it codes them
-    spellings: pl.DataFrame  # ``_spell``'s spellings
+    spelled: list[SpelledBatch]  # ``spell``'s batches; ``index_words`` empties it as it codes them
+    spellings: pl.DataFrame  # ``spell``'s spellings
     expansions: pl.DataFrame  # ``expansions``: the acronyms to expand
-    capitalised: pl.Series  # ``_capitalised_words``
+    capitalised: pl.Series  # ``capitalised_words``
 
 
 def read_words(papers: pl.DataFrame) -> PaperWords:
@@ -180,12 +186,12 @@ def read_words(papers: pl.DataFrame) -> PaperWords:
     # thread it runs while the tokeniser's Polars work, which leaves the interpreter free, runs here.
     with ThreadPoolExecutor(max_workers=1) as pool:
         definitions = pool.submit(acronym_definitions, papers, _PAPERS_PER_CHUNK)
-        capitalised = pool.submit(_capitalised_words, papers)
+        capitalised = pool.submit(capitalised_words, papers)
         # A paper is numbered by its id's position among the sorted ids: a rank, not a join with the
         # ids, which would copy every text. The index of ids is read off the numbered rows.
         papers = papers.with_columns(paper_idx=pl.col("paper_id").rank("dense").cast(pl.UInt32) - 1)
         paper_index = papers.select("paper_idx", "paper_id").unique("paper_idx").sort("paper_idx")
-        spelled, spellings = _spell(papers)
+        spelled, spellings = spell(papers)
         expansions = acronym_expansions(definitions.result(), papers)
         return PaperWords(paper_index, spelled, spellings, expansions, capitalised.result())
 
@@ -198,35 +204,14 @@ def index_words(
 ) -> TermIndex:
     """The papers' words (``read_words``) -> their ranked terms. ``before_counting`` is called
     once the words are coded, before the counting of their n-grams, the indexing's peak."""
-    if words.spellings.height == 0:  # no papers, or papers without a word
+    counted = count_paper_ngrams(words, max_words, before_counting)
+    if counted is None:
         return _EMPTY_INDEX
-    paper_ids, spellings, expansions = words.paper_index["paper_id"], words.spellings, words.expansions
-    acronyms = acronym_codes(expansions, spellings["lemma"].unique().sort(), words.paper_index)
-    tokens = _tokens(words.spelled, spellings, acronyms)
-    if tokens.height == 0:  # nothing but stop words and punctuation
-        return _EMPTY_INDEX
-    before_counting()
-    counts, texts = count_ngrams(tokens, acronyms.lemmas, max_words)
-    del tokens  # 12 bytes per word of the corpus: gone before the counts become frames
-    parts, vocabulary = number_ngrams(counts, texts)
+    paper_ids, expansions = words.paper_index["paper_id"], words.expansions
+    parts, vocabulary = counted
     parts, spellings = _merge_spellings(parts, vocabulary, _stock_terms(vocabulary))
-    n_papers = len(paper_ids)
-    terms = (
-        _term_sums(parts, vocabulary.height)
-        .select("term_idx", doc_freq=pl.col("papers").cast(pl.Int32), head_share=pl.col("heads") / pl.col("uses"))
-        .join(vocabulary, on="term_idx")
-        .with_columns(
-            n_words=pl.col("term").str.count_matches(" ").cast(pl.Int32) + 1,
-            idf=((1 + n_papers) / (1 + pl.col("doc_freq"))).log() + 1,
-        )
-    )
-    terms = terms.with_columns(
-        kind=pl.when(pl.col("term").str.contains(r"[ -]"))
-        .then(pl.lit("phrase"))
-        .when(pl.col("term").is_in(words.capitalised.implode()))
-        .then(pl.lit("acronym"))
-        .otherwise(pl.lit("word"))
-    )
+    sums = _term_sums(parts, vocabulary.height).join(vocabulary, on="term_idx")
+    terms = describe_terms(sums, len(paper_ids), words.capitalised)
     paper_terms, weights = weigh(parts, terms, vocabulary, paper_ids, max_terms)
     aliases = pl.concat([acronym_aliases(expansions, terms), spellings.join(terms.select("term"), on="term")])
     return TermIndex(
@@ -237,10 +222,53 @@ def index_words(
     )
 
 
-def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
+def count_paper_ngrams(
+    words: PaperWords, max_words: int = 4, before_counting: Callable[[], object] = lambda: None
+) -> tuple[list[pl.DataFrame], pl.DataFrame] | None:
+    """The papers' words (``read_words``) -> the parts of their (paper, n-gram) counts
+    (``number_ngrams``: ``paper_idx``, ``term_idx``, ``count``, ``heads``, in paper order) and the
+    ``vocabulary`` they index; None when the papers hold no word that a term could start with.
+
+    Every count is within one paper: only the papers' acronym expansions and the spellings'
+    verbs, both in ``words``, come from the rest of the corpus (the Spark engine counts a
+    partition of papers at a time with the corpus' expansions and verbs)."""
+    if words.spellings.height == 0:  # no papers, or papers without a word
+        return None
+    spellings = words.spellings
+    acronyms = acronym_codes(words.expansions, spellings["lemma"].unique().sort(), words.paper_index)
+    tokens = _tokens(words.spelled, spellings, acronyms)
+    if tokens.height == 0:  # nothing but stop words and punctuation
+        return None
+    before_counting()
+    counts, texts = count_ngrams(tokens, acronyms.lemmas, max_words)
+    del tokens  # 12 bytes per word of the corpus: gone before the counts become frames
+    return number_ngrams(counts, texts)
+
+
+def describe_terms(sums: pl.DataFrame, n_papers: int, capitalised: pl.Series) -> pl.DataFrame:
+    """Each term's row from its sums over the corpus (``term``, ``papers``, ``uses``, ``heads``; other
+    columns kept): ``doc_freq``, ``head_share``, ``n_words``, ``idf`` and ``kind`` (``capitalised``:
+    ``capitalised_words`` of the corpus)."""
+    return sums.with_columns(
+        doc_freq=pl.col("papers").cast(pl.Int32),
+        head_share=pl.col("heads") / pl.col("uses"),
+        n_words=pl.col("term").str.count_matches(" ").cast(pl.Int32) + 1,
+        idf=((1 + n_papers) / (1 + pl.col("papers").cast(pl.Int32))).log() + 1,
+        kind=pl.when(pl.col("term").str.contains(r"[ -]"))
+        .then(pl.lit("phrase"))
+        .when(pl.col("term").is_in(capitalised.implode()))
+        .then(pl.lit("acronym"))
+        .otherwise(pl.lit("word")),
+    )
+
+
+def spell(papers: pl.DataFrame, verbs: pl.Series | None = None) -> tuple[list[SpelledBatch], pl.DataFrame]:
     """Each batch of ``_PAPERS_PER_CHUNK`` papers' words and punctuation, in order, as the numbers
     of their spellings (``SpelledBatch``), and the spellings: ``spelling``, ``token``,
     ``lemma``, ``ends_chunk``, ``before_verb``, in number order.
+
+    ``verbs`` (``verb_lemmas``) are read off the first ``VERB_SAMPLE_PAPERS`` papers here unless
+    given: the Spark engine reads them off the whole corpus' sample and spells a partition at a time.
 
     Papers are taken in ``paper_idx`` order, whatever the order of the rows: the counting and
     weighing that follow cut the corpus between papers, in that order. Words as strings are held a
@@ -249,14 +277,15 @@ def _spell(papers: pl.DataFrame) -> tuple[list[SpelledBatch], pl.DataFrame]:
     spelled, spelling_numbers, uses = [], FirstSeenNumbers(pl.String), []
     for start in range(0, papers.height, _PAPERS_PER_CHUNK):  # a dense rank: paper_idx < height
         batch = papers.filter(pl.col("paper_idx").is_between(start, start + _PAPERS_PER_CHUNK - 1)).sort("paper_idx")
-        pieces = _pieces(batch).collect()
-        if start < _VERB_SAMPLE_PAPERS:
-            uses.append(verb_uses(pieces.filter(pl.col("paper_idx") < _VERB_SAMPLE_PAPERS)))
+        pieces = word_pieces(batch).collect()
+        if verbs is None and start < VERB_SAMPLE_PAPERS:
+            uses.append(verb_uses(pieces.filter(pl.col("paper_idx") < VERB_SAMPLE_PAPERS)))
         # Counted by a group-by, whose result owns its rows: a run-length encoding's kept the batch's
         # paper numbers, one per word, alive (10^6 papers: 0.94 GB).
         runs = pieces.group_by("paper_idx", maintain_order=True).agg(pieces=pl.len())
         spelled.append(SpelledBatch(spelling_numbers.number(pieces["token"]), runs))
-    verbs = verb_lemmas(pl.concat([_NO_VERB_USES, *uses]))
+    if verbs is None:
+        verbs = verb_lemmas(pl.concat([_NO_VERB_USES, *uses]))
     # Words are classified and singularised once per distinct spelling, then looked up by number.
     numbered = spelling_numbers.values.rename("token").to_frame().with_row_index("spelling")
     spellings = (
@@ -311,7 +340,11 @@ def _spelled_words(batch: SpelledBatch) -> pl.DataFrame:
     return pl.DataFrame({"paper_idx": paper_idx, "spelling": batch.spelling})
 
 
-def _pieces(papers: pl.DataFrame) -> pl.LazyFrame:
+# The name tests/test_terms_topics.py reaches for.
+_spell = spell
+
+
+def word_pieces(papers: pl.DataFrame) -> pl.LazyFrame:
     """``paper_idx`` and ``token``: each word and punctuation mark of the papers, in order.
 
     The texts are normalised here, a batch at a time, rather than read normalised from the
@@ -393,16 +426,20 @@ def _term_sums(parts: list[pl.DataFrame], n_terms: int) -> pl.DataFrame:
 
 
 def _stock_terms(vocabulary: pl.DataFrame) -> pl.Series:
-    """The ``term_idx`` of stock phrases and of terms made only of generic words, decided once per term."""
-    words = pl.col("term").str.split(" ")
-    return vocabulary.filter(
-        variant_key(pl.col("term")).is_in(STOCK_PHRASES)
-        | words.list.eval(pl.element().is_in(GENERIC_WORDS)).list.all()
-        | pl.col("term").str.contains(ENDS_IN_PARTICIPLE)
-    )["term_idx"]
+    """The ``term_idx`` of stock terms (``stock_term``), decided once per term."""
+    return vocabulary.filter(stock_term(pl.col("term")))["term_idx"]
 
 
-def _capitalised_words(papers: pl.DataFrame) -> pl.Series:
+def stock_term(term: pl.Expr) -> pl.Expr:
+    """Whether a term is a stock phrase, made only of generic words, or ends in a participle: dropped."""
+    return (
+        variant_key(term).is_in(STOCK_PHRASES)
+        | term.str.split(" ").list.eval(pl.element().is_in(GENERIC_WORDS)).list.all()
+        | term.str.contains(ENDS_IN_PARTICIPLE)
+    )
+
+
+def capitalised_words(papers: pl.DataFrame) -> pl.Series:
     """Lower-cased words that are written in capitals (SAE, CoT), never as ordinary words."""
     written = papers.lazy().select(word=pl.col("text").str.extract_all(_CAPITALISED)).explode("word").drop_nulls()
     capitalised = written.select(pl.col("word").str.to_lowercase().str.replace(r"s$", "")).unique().collect()

@@ -49,8 +49,8 @@ TOPIC_SCHEMA = {
 }
 SELECTION_SCHEMA = {"n_topics": pl.Int32, "coherence": pl.Float64, "largest_share": pl.Float64, "chosen": pl.Boolean}
 TOPIC_LEVEL, SUBTOPIC_LEVEL = 1, 2
-_SAMPLE = 4000
-_MAX_VOCABULARY = 5000
+TOPIC_SAMPLE = 4000  # papers the models are fitted on, spread over the sorted ids (spread_sample)
+MAX_VOCABULARY = 5000
 _MIN_PAPER_WEIGHT = 0.05
 
 
@@ -80,13 +80,18 @@ def sample_texts(papers: pl.DataFrame, paper_ids: pl.Series | None = None) -> pl
     """The ``paper_id`` and ``text`` of the papers the topic model is fitted on (its sample of the
     sorted ``paper_ids``, all of them up to 4,000), copied out of ``papers``: small, and holding
     none of its buffers."""
-    ids = (paper_ids if paper_ids is not None else papers["paper_id"].unique()).sort()
-    chosen = ids[spread_sample(len(ids), _SAMPLE)]
+    chosen = sample_ids(paper_ids if paper_ids is not None else papers["paper_id"].unique())
     picked = papers.filter(pl.col("paper_id").is_in(chosen.implode()))
     return pl.DataFrame(
         {"paper_id": picked["paper_id"].to_list(), "text": picked["text"].to_list()},
         schema={"paper_id": pl.String, "text": pl.String},
     )
+
+
+def sample_ids(paper_ids: pl.Series) -> pl.Series:
+    """The ids of the papers the topic model is fitted on: its sample of the sorted (distinct) ids."""
+    ids = paper_ids.sort()
+    return ids[spread_sample(len(ids), TOPIC_SAMPLE)]
 
 
 def fit_topics(
@@ -99,7 +104,6 @@ def fit_topics(
     coherence unless ``n_topics``. ``texts`` (``paper_id``, ``text``; ``sample_texts``) are what
     the top terms' coherence is measured on; ``previous_size`` is the last run's number of topics."""
     import_sklearn()
-    from sklearn.decomposition import NMF
     from threadpoolctl import threadpool_limits
 
     paper_ids = weights.paper_ids
@@ -110,9 +114,8 @@ def fit_topics(
     matrix = weights.matrix[:, columns]
     terms = weights.terms[columns]
     # Fit on a sample fixed by the (hash) paper ids, so nothing depends on file order.
-    sample = spread_sample(n_papers, _SAMPLE)
+    sample = spread_sample(n_papers, TOPIC_SAMPLE)
     sample_matrix = matrix[sample]
-    used = (sample_matrix > 0).astype(np.float64).tocsc()
 
     if n_papers < 4 or len(terms) < 2:
         # Too little to split: one topic holds every paper, so each still has a primary topic.
@@ -123,6 +126,44 @@ def fit_topics(
         level = _describe(paper_ids, terms, np.ones((n_papers, 1)), components, held, selection)
         ones = np.ones((n_papers, 1))
         return _with_subtopics(level, paper_ids, matrix, slice(None), ones, ones, terms, held)
+
+    # The solver's matrix products are small: OpenBLAS threads cost more to wake than they save
+    # (3x slower fits measured with two threads on two cores). The cores fit sizes side by side
+    # instead: the solver releases the GIL, and each fit is independent, so results do not change.
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        sample_texts = None if texts is None else _aligned_texts(texts, paper_ids[sample])
+        fit = fit_sample(sample_matrix, terms, n_papers, sample_texts, previous_size, n_topics, pool)
+        best = fit.best
+        paper_weights = best.sample_weights if n_papers <= TOPIC_SAMPLE else best.model.transform(matrix)
+        level = _describe(paper_ids, terms, paper_weights, best.model.components_, fit.held, fit.selection)
+        return _with_subtopics(
+            level, paper_ids, matrix, sample, best.sample_weights, paper_weights, terms, fit.held, pool
+        )
+
+
+class SampleFit(NamedTuple):
+    """The topic model chosen on the sample, and what its topics' coherence is measured on."""
+
+    best: SizeTrial
+    selection: pl.DataFrame  # SELECTION_SCHEMA: every size tried
+    held: csc_matrix  # which of the sample's texts (or rows, without texts) hold which terms
+
+
+def fit_sample(
+    sample_matrix: csr_matrix,
+    terms: np.ndarray,
+    n_papers: int,
+    sample_texts: list[str] | None,
+    previous_size: int | None,
+    n_topics: int | None,
+    pool: ThreadPoolExecutor,
+) -> SampleFit:
+    """The sizes of ``candidate_sizes(n_papers)`` (or ``n_topics``) fitted on the sample's rows of
+    the topic vocabulary's columns, and the one kept (``choose``). ``sample_texts``: the sample's
+    texts in row order. Bounded by the sample: the Spark engine runs it on the driver."""
+    from sklearn.decomposition import NMF
+
+    used = (sample_matrix > 0).astype(np.float64).tocsc()
 
     def trial(k: int) -> SizeTrial:
         model = NMF(n_components=k, init="nndsvd", max_iter=NMF_MAX_ITER, tol=NMF_TOLERANCE, random_state=0)
@@ -140,26 +181,20 @@ def fit_topics(
             sample_weights,
         )
 
-    # The solver's matrix products are small: OpenBLAS threads cost more to wake than they save
-    # (3x slower fits measured with two threads on two cores). The cores fit sizes side by side
-    # instead: the solver releases the GIL, and each fit is independent, so results do not change.
     # Largest first, as a fit's cost grows with its size: taken smallest first, the largest fit
     # started last and ran alone.
     sizes = [n_topics] if n_topics else candidate_sizes(n_papers, previous_size)
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        # Which texts hold which terms is read beside the first fits (it is only needed after them).
-        reading = None if texts is None else pool.submit(text_presence, _aligned_texts(texts, paper_ids[sample]), terms)
-        trials = sorted(pool.map(trial, sorted(sizes, reverse=True)), key=lambda t: t.n_topics)
-        held = used if reading is None else reading.result()
-        best = choose(trials, previous_size)
-        paper_weights = best.sample_weights if n_papers <= _SAMPLE else best.model.transform(matrix)
-        selection = pl.DataFrame(
-            [(t.n_topics, t.coherence, t.largest_share, t is best) for t in trials],
-            schema=SELECTION_SCHEMA,
-            orient="row",
-        )
-        level = _describe(paper_ids, terms, paper_weights, best.model.components_, held, selection)
-        return _with_subtopics(level, paper_ids, matrix, sample, best.sample_weights, paper_weights, terms, held, pool)
+    # Which texts hold which terms is read beside the first fits (it is only needed after them).
+    reading = None if sample_texts is None else pool.submit(text_presence, sample_texts, terms)
+    trials = sorted(pool.map(trial, sorted(sizes, reverse=True)), key=lambda t: t.n_topics)
+    held = used if reading is None else reading.result()
+    best = choose(trials, previous_size)
+    selection = pl.DataFrame(
+        [(t.n_topics, t.coherence, t.largest_share, t is best) for t in trials],
+        schema=SELECTION_SCHEMA,
+        orient="row",
+    )
+    return SampleFit(best, selection, held)
 
 
 def spread_sample(n_papers: int, size: int) -> slice:
@@ -178,10 +213,10 @@ def _aligned_texts(texts: pl.DataFrame, paper_ids: pl.Series) -> list[str]:
 
 def _topic_vocabulary(matrix: csr_matrix) -> np.ndarray:
     """Columns of the terms that carry topics, in term order: shared by at least two papers but
-    not by most of them; of those, the ``_MAX_VOCABULARY`` most widely shared."""
+    not by most of them; of those, the ``MAX_VOCABULARY`` most widely shared."""
     document_frequency = matrix.getnnz(axis=0)
     usable = np.flatnonzero((document_frequency >= 2) & (document_frequency <= max(2, 0.5 * matrix.shape[0])))
-    widest = usable[np.argsort(-document_frequency[usable], kind="stable")[:_MAX_VOCABULARY]]
+    widest = usable[np.argsort(-document_frequency[usable], kind="stable")[:MAX_VOCABULARY]]
     return np.sort(widest)
 
 
@@ -202,28 +237,36 @@ def _describe(
     selection: pl.DataFrame,
 ) -> _Level:
     """The level-1 tables of a model: topics numbered 1.. by size, then top term."""
-    shares = _shares(weights)
+    shares = topic_shares(weights)
     described = [top_terms(row, held, terms) for row in components]
     sizes = np.bincount(shares.argmax(axis=1), minlength=len(components))
-    order = sorted(range(len(components)), key=lambda t: (-sizes[t], terms[described[t][0][0]]))
-    topic_id = np.empty(len(order), dtype=np.int32)
-    topic_id[order] = np.arange(1, len(order) + 1, dtype=np.int32)
-    topics = _topic_rows(topic_id, TOPIC_LEVEL, [None] * len(order), described, terms, sizes)
+    topic_id = number_topics(sizes, described, terms, 1)
+    topics = topic_rows(topic_id, TOPIC_LEVEL, [None] * len(topic_id), described, terms, sizes)
     model = TopicModel(
-        _paper_rows(paper_ids, np.arange(len(paper_ids)), shares, topic_id),
-        _term_rows(topic_id, described, terms),
+        paper_rows(paper_ids, np.arange(len(paper_ids)), shares, topic_id),
+        term_rows(topic_id, described, terms),
         topics,
         selection,
     )
     return _Level(model, topic_id, described)
 
 
-def _shares(weights: np.ndarray) -> np.ndarray:
+def number_topics(sizes: np.ndarray, described: list, terms: np.ndarray, first_id: int) -> np.ndarray:
+    """Each component's topic id, from ``first_id`` on: by size (``sizes``: papers whose primary
+    component it is), then by top term (``described``: ``top_terms`` of each component)."""
+    order = sorted(range(len(described)), key=lambda t: (-sizes[t], terms[described[t][0][0]]))
+    topic_id = np.empty(len(order), dtype=np.int32)
+    topic_id[order] = np.arange(first_id, first_id + len(order), dtype=np.int32)
+    return topic_id
+
+
+def topic_shares(weights: np.ndarray) -> np.ndarray:
+    """Each paper's weights on the components as shares summing to 1 (even shares for a zero row)."""
     totals = weights.sum(axis=1, keepdims=True)
     return np.divide(weights, totals, out=np.full_like(weights, 1.0 / max(weights.shape[1], 1)), where=totals > 0)
 
 
-def _paper_rows(paper_ids: pl.Series, rows: np.ndarray, shares: np.ndarray, topic_id: np.ndarray) -> pl.DataFrame:
+def paper_rows(paper_ids: pl.Series, rows: np.ndarray, shares: np.ndarray, topic_id: np.ndarray) -> pl.DataFrame:
     """A paper's shares of at least 5%, and always its primary one."""
     if len(rows) == 0:
         return pl.DataFrame(schema=PAPER_TOPIC_SCHEMA)
@@ -240,7 +283,7 @@ def _paper_rows(paper_ids: pl.Series, rows: np.ndarray, shares: np.ndarray, topi
     ).sort("paper_id", "topic_id")
 
 
-def _term_rows(topic_id: np.ndarray, described: list, terms: np.ndarray) -> pl.DataFrame:
+def term_rows(topic_id: np.ndarray, described: list, terms: np.ndarray) -> pl.DataFrame:
     return (
         pl.DataFrame(
             {
@@ -256,7 +299,7 @@ def _term_rows(topic_id: np.ndarray, described: list, terms: np.ndarray) -> pl.D
     )
 
 
-def _topic_rows(
+def topic_rows(
     topic_id: np.ndarray, level: int, parents: list, described: list, terms: np.ndarray, sizes: np.ndarray
 ) -> pl.DataFrame:
     return pl.DataFrame(
@@ -285,34 +328,50 @@ def _with_subtopics(
 ) -> TopicModel:
     """Level 2: each topic's papers (by primary topic) split by an NMF of their own
     (``paperhouse.subtopics``); subtopics numbered after the topics, a topic's by size, then top term."""
-    sample_primary = _shares(sample_weights).argmax(axis=1)
-    corpus_primary = _shares(paper_weights).argmax(axis=1)
+    sample_primary = topic_shares(sample_weights).argmax(axis=1)
+    corpus_primary = topic_shares(paper_weights).argmax(axis=1)
     splits = split_topics(matrix, sample, sample_primary, corpus_primary, level.described, terms, held, pool)
-    n_components = len(level.topic_id)
-    next_id = n_components + 1
-    topics, paper_parts, term_parts = [], [], []
-    for component in np.argsort(level.topic_id, kind="stable"):
-        described, corpus_rows, weights = splits[component]
-        shares = _shares(weights)
-        sizes = np.bincount(shares.argmax(axis=1), minlength=len(described))
-        order = sorted(range(len(described)), key=lambda s: (-sizes[s], terms[described[s][0][0]]))
-        topic_id = np.empty(len(order), dtype=np.int32)
-        topic_id[order] = np.arange(next_id, next_id + len(order), dtype=np.int32)
-        next_id += len(order)
-        parent = int(level.topic_id[component])
-        topics.append(_topic_rows(topic_id, SUBTOPIC_LEVEL, [parent] * len(order), described, terms, sizes))
-        paper_parts.append(_paper_rows(paper_ids, corpus_rows, shares, topic_id))
-        term_parts.append(_term_rows(topic_id, described, terms))
+    shares = [topic_shares(split.weights) for split in splits]
+    sizes = [
+        np.bincount(s.argmax(axis=1), minlength=len(split.described)) for s, split in zip(shares, splits, strict=True)
+    ]
+    subtopics, subtopic_terms, subtopic_ids = subtopic_tables(
+        level.topic_id, [split.described for split in splits], sizes, terms
+    )
+    paper_parts = [
+        paper_rows(paper_ids, split.corpus_rows, s, ids)
+        for split, s, ids in zip(splits, shares, subtopic_ids, strict=True)
+    ]
     coarse = level.model
     return TopicModel(
         coarse.paper_topics,
         coarse.topic_terms,
         coarse.topics,
         coarse.selection,
-        pl.concat(topics).sort("topic_id"),
+        subtopics,
         pl.concat(paper_parts).sort("paper_id", "topic_id"),
-        pl.concat(term_parts).sort("topic_id", "rank"),
+        subtopic_terms,
     )
+
+
+def subtopic_tables(
+    topic_id: np.ndarray, described: list[list], sizes: list[np.ndarray], terms: np.ndarray
+) -> tuple[pl.DataFrame, pl.DataFrame, list[np.ndarray]]:
+    """The subtopics' rows and top terms, and each component's subtopic ids: numbered after the
+    topics, topic by topic in id order, a topic's by size (``sizes``: per component, the papers
+    whose primary subtopic each is), then top term (``described``: per component, its subtopics')."""
+    next_id = len(topic_id) + 1
+    ids: list[np.ndarray] = [np.array([], dtype=np.int32)] * len(topic_id)
+    topics, term_parts = [], []
+    for component in np.argsort(topic_id, kind="stable"):
+        ids[component] = number_topics(sizes[component], described[component], terms, next_id)
+        next_id += len(ids[component])
+        parents = [int(topic_id[component])] * len(ids[component])
+        topics.append(
+            topic_rows(ids[component], SUBTOPIC_LEVEL, parents, described[component], terms, sizes[component])
+        )
+        term_parts.append(term_rows(ids[component], described[component], terms))
+    return pl.concat(topics).sort("topic_id"), pl.concat(term_parts).sort("topic_id", "rank"), ids
 
 
 def _empty_model() -> TopicModel:

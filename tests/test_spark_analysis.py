@@ -1,0 +1,173 @@
+"""The corpus step on Spark (``paperhouse.spark.analysis``) against ``analyse`` on one machine, on
+the bundled seeds and on a 10k synthetic corpus.
+
+Exact: the terms (with ``doc_freq``, ``idf``, kinds), the aliases, each paper's ranked terms and
+their occurrences, and which (paper, term) entries the weight matrix holds. The weights are the
+same arithmetic in the same order per paper (``weighed_terms_of`` numbers a partition's terms in
+sorted order, as the corpus' are), so they are held to 1e-12.
+
+Topics are fitted on the same sample on the driver: the same topics, top terms and coherence.
+Papers are placed per partition, and NMF's solver stops when its step falls under 1e-3 of its
+first, measured per batch: shares to 0.005 (10k: at most 0.001 apart), the primary topic equal
+except where a paper's two largest shares are that close. Similar papers run on the driver:
+scores to 1e-5 (float32 profiles), and at least 95% of each corpus's (paper, neighbour) pairs
+shared: past the exact search the LSA projection is a randomized SVD over the matrix's columns,
+which on Spark are only the terms the matrix uses.
+
+Needs a JRE; a module-scoped session on local[2], stopped at the end.
+"""
+
+import hashlib
+import shutil
+
+import polars as pl
+import pytest
+from corpus import seed_abstracts
+from polars.testing import assert_frame_equal
+
+from paperhouse.analysis import analyse
+from paperhouse.normalize import clean_text
+from paperhouse.synth import generate
+from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA
+
+pytest.importorskip("pyspark")
+pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs a JRE")
+
+WEIGHT_TOLERANCE = 1e-12
+SHARE_TOLERANCE = 0.005
+SCORE_TOLERANCE = 1e-5
+NEIGHBOURS_SHARED = 0.95
+
+
+def corpus(texts: list[str]) -> pl.DataFrame:
+    """Papers as the corpus step reads them: distinct hash ids (not in file order), cleaned texts."""
+    ids = [hashlib.sha256(text.encode()).hexdigest()[:16] for text in texts]
+    return (
+        pl.DataFrame({"paper_id": ids, "text": texts})
+        .unique("paper_id", keep="first", maintain_order=True)
+        .select("paper_id", text=clean_text(pl.col("text")))
+    )
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from paperhouse.spark.session import spark_session
+
+    session = spark_session("local[2]", shuffle_partitions=4)
+    yield session
+    session.stop()
+
+
+def both_engines(spark, papers: pl.DataFrame):
+    from paperhouse.spark.analysis import analyse_on_spark
+
+    # Four partitions whatever the corpus's size: every partition holds papers of several lists.
+    frame = spark.createDataFrame(papers.to_arrow()).repartition(4)
+    on_spark = analyse_on_spark(spark, frame)
+    return analyse(papers.clone()), on_spark
+
+
+@pytest.fixture(scope="module")
+def seeds(spark):
+    return both_engines(spark, corpus(seed_abstracts()))
+
+
+@pytest.fixture(scope="module")
+def synthetic(spark):
+    return both_engines(spark, corpus([text for text, _, _ in generate(seed_abstracts(), 10_000)]))
+
+
+def polars_of(frame, schema: dict) -> pl.DataFrame:
+    return pl.from_arrow(frame.toArrow()).cast(schema)
+
+
+@pytest.fixture(params=["seeds", "synthetic"])
+def engines(request):
+    return request.getfixturevalue(request.param)
+
+
+def test_the_terms_and_aliases_are_the_same(engines):
+    single, on_spark = engines
+    assert single.index.terms.height > 1000
+    assert_frame_equal(polars_of(on_spark.index.terms, TERM_SCHEMA).sort("term"), single.index.terms)
+    assert single.index.aliases.height > 0
+    assert_frame_equal(polars_of(on_spark.index.aliases, ALIAS_SCHEMA).sort("alias", "term"), single.index.aliases)
+
+
+def test_each_paper_ranks_the_same_terms_with_the_same_weights(engines):
+    single, on_spark = engines
+    expected = single.index.paper_terms.sort("paper_id", "rank")
+    found = polars_of(on_spark.index.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank")
+    assert expected.height > 0
+    assert_frame_equal(found.drop("weight"), expected.drop("weight"))
+    assert (found["weight"] - expected["weight"]).abs().max() <= WEIGHT_TOLERANCE
+
+
+def test_the_weight_matrix_holds_the_same_entries(engines):
+    single, on_spark = engines
+    matrix = single.index.weights.matrix.tocoo()
+    expected = pl.DataFrame(
+        {
+            "paper_id": single.index.weights.paper_ids.gather(matrix.row),
+            "term": single.index.weights.terms[matrix.col].astype(str),
+            "weight": matrix.data,
+        }
+    ).sort("paper_id", "term")
+    found = polars_of(on_spark.index.weights, {"paper_id": pl.String, "term": pl.String, "weight": pl.Float64})
+    found = found.sort("paper_id", "term")
+    assert expected.height > 0
+    assert_frame_equal(found.drop("weight"), expected.drop("weight"))
+    assert (found["weight"] - expected["weight"]).abs().max() <= WEIGHT_TOLERANCE
+
+
+def test_topics_are_the_same_up_to_their_tolerance(engines):
+    from paperhouse.spark.topics import to_topic_model
+
+    single, on_spark = engines
+    expected, found = single.model, to_topic_model(on_spark.model)
+    # The models are fitted on the same sample, so topics, labels, top terms and coherence agree.
+    assert_frame_equal(found.selection, expected.selection)
+    assert_frame_equal(found.all_topic_terms(), expected.all_topic_terms())
+    assert_frame_equal(found.all_topics().drop("n_papers"), expected.all_topics().drop("n_papers"))
+    # Papers are placed per partition: shares agree to the solver's tolerance, and a share row only
+    # one engine keeps lies within it of the 5% cut (topics._MIN_PAPER_WEIGHT).
+    shares = expected.all_paper_topics().join(found.all_paper_topics(), on=["paper_id", "topic_id"], how="full")
+    both = shares.drop_nulls(["weight", "weight_right"])
+    assert both.height >= 0.999 * shares.height
+    assert (both["weight"] - both["weight_right"]).abs().max() <= SHARE_TOLERANCE
+    one_side = shares.filter(pl.col("weight").is_null() | pl.col("weight_right").is_null())
+    kept_by_one = one_side.select(pl.coalesce("weight", "weight_right"))
+    assert ((kept_by_one.to_series() - 0.05).abs() <= SHARE_TOLERANCE).all()
+    # A primary topic differs only where a paper's two largest shares are within twice the tolerance,
+    # and a topic's size only by such papers.
+    moved = 0
+    for name in ("paper_topics", "paper_subtopics"):
+        primary = [primary_topics(getattr(model, name)) for model in (expected, found)]
+        differs = primary[0].join(primary[1], on="paper_id").filter(pl.col("topic_id") != pl.col("topic_id_right"))
+        assert (differs["margin"] <= 2 * SHARE_TOLERANCE).all()
+        moved += differs.height
+    sizes = expected.all_topics().join(found.all_topics(), on="topic_id")
+    assert (sizes["n_papers"] - sizes["n_papers_right"]).abs().sum() <= 2 * moved
+
+
+def primary_topics(paper_topics: pl.DataFrame) -> pl.DataFrame:
+    """``paper_id``, its primary ``topic_id`` and ``margin``: how far its largest share is above the next."""
+    return (
+        paper_topics.sort("paper_id", "weight", "topic_id", descending=[False, True, False])
+        .group_by("paper_id", maintain_order=True)
+        .agg(
+            pl.col("topic_id").first(),
+            margin=pl.col("weight").first() - pl.col("weight").get(1, null_on_oob=True).fill_null(0.0),
+        )
+    )
+
+
+def test_similar_papers_are_the_same_up_to_their_tolerance(engines):
+    single, on_spark = engines
+    expected = single.similar
+    found = pl.from_arrow(on_spark.similar.toArrow()).cast(expected.schema)
+    assert expected.height > 0 and found.height > 0
+    assert found.group_by("paper_id").len()["len"].max() <= 5
+    pairs = expected.join(found, on=["paper_id", "similar_paper_id"], how="inner")
+    assert pairs.height >= NEIGHBOURS_SHARED * expected.height
+    assert (pairs["score"] - pairs["score_right"]).abs().max() <= SCORE_TOLERANCE
