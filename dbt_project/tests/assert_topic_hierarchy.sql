@@ -22,7 +22,7 @@ where subtopics.level = 2 and parents.topic_id is null
 union all
 select
     papers.primary_subtopic_id,
-    'a primary subtopic outside the paper''s primary topic' as problem
+    'a primary subtopic outside the primary topic of its paper' as problem
 from {{ ref('papers') }} as papers
 inner join {{ ref('topics') }} as subtopics on papers.primary_subtopic_id = subtopics.topic_id
 where subtopics.parent_topic_id is distinct from papers.primary_topic_id

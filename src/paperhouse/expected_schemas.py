@@ -62,9 +62,15 @@ def mart_schemas() -> dict[str, dict[str, str]]:
     }
 
 
+# The contracts name types both engines know; DuckDB's information_schema names some by their alias.
+# `string` is Spark's unbounded text type (its `varchar` needs a length); DuckDB makes it VARCHAR.
+DUCKDB_TYPE_ALIASES = {"STRING": "VARCHAR"}
+
+
 def _declared_type(column: dict) -> str:
     not_null = any(constraint["type"] == "not_null" for constraint in column.get("constraints", ()))
-    return column["data_type"].upper() + (" NOT NULL" if not_null else "")
+    declared = column["data_type"].upper()
+    return DUCKDB_TYPE_ALIASES.get(declared, declared) + (" NOT NULL" if not_null else "")
 
 
 def expected_schema(table: str) -> dict[str, str]:

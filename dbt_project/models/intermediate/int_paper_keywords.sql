@@ -7,8 +7,7 @@ with keywords as (
         source_file,
         record_no,
         match_kind,
-        unnest(keywords) as keyword,
-        generate_subscripts(keywords, 1) as keyword_index
+        {{ unnest_with_position('keywords', 'keyword', 'keyword_index') }}
     from {{ ref('int_accepted_records') }}
     where keywords is not null
 ),
@@ -19,7 +18,7 @@ keyed as (
         keyword,
         -- What groups spellings of one keyword across papers: lower case, single spaces. The corpus
         -- step keys raw.keyword_terms with the same expression (paperhouse.keyword_terms).
-        trim(regexp_replace(lower(keyword), '\s+', ' ', 'g')) as keyword_key,
+        trim({{ regexp_replace_all('lower(keyword)', '\\s+', ' ') }}) as keyword_key,
         cast(keyword_index as integer) as keyword_no,
         source_file,
         record_no,
@@ -41,4 +40,4 @@ select
     keyword_terms.n_words as term_words,
     keyword_terms.matched_by
 from keyed
-left join {{ ref('stg_keyword_terms') }} as keyword_terms using (keyword_key)
+left join {{ ref('stg_keyword_terms') }} as keyword_terms on keyed.keyword_key = keyword_terms.keyword_key

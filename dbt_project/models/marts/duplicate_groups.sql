@@ -45,14 +45,14 @@ select
     merged.length_ratio,
     papers.canonical_source_file,
     papers.canonical_record_no,
-    left(merged.text, 200) as excerpt,
-    left(papers.abstract, 200) as canonical_excerpt,
+    substr(merged.text, 1, 200) as excerpt,
+    substr(papers.abstract, 1, 200) as canonical_excerpt,
     merged.title,
     merged.compared_title,
     -- Equal but for case, punctuation and spacing; null unless both titles are there.
     (
-        trim(regexp_replace(lower(merged.title), '[^\pL\pN]+', ' ', 'g'))
-        = trim(regexp_replace(lower(merged.compared_title), '[^\pL\pN]+', ' ', 'g'))
+        trim({{ regexp_replace_all('lower(merged.title)', '[^\\pL\\pN]+', ' ') }})
+        = trim({{ regexp_replace_all('lower(merged.compared_title)', '[^\\pL\\pN]+', ' ') }})
     ) as same_title
 from merged
-inner join {{ ref('papers') }} as papers using (paper_id)
+inner join {{ ref('papers') }} as papers on merged.paper_id = papers.paper_id

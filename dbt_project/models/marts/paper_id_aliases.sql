@@ -17,7 +17,7 @@ select distinct
     assignments.paper_id,
     alias_age.alias_first_seen_at
 from {{ ref('stg_paper_assignments') }} as assignments
-inner join {{ ref('stg_paper_id_registry') }} as registry using (text_hash)
+inner join {{ ref('stg_paper_id_registry') }} as registry on assignments.text_hash = registry.text_hash
 inner join alias_age on registry.paper_id = alias_age.alias_id
 where
     registry.paper_id != assignments.paper_id

@@ -6,5 +6,5 @@ select
     row_number() over (partition by weights.paper_id order by weights.weight desc, weights.topic_id asc)
     = 1 as is_primary
 from {{ ref('stg_topic_paper_weights') }} as weights
-inner join {{ ref('stg_topics') }} as topics using (topic_id)
+inner join {{ ref('stg_topics') }} as topics on weights.topic_id = topics.topic_id
 where topics.level = 1

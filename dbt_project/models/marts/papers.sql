@@ -16,16 +16,16 @@ with sources as (
 metadata as (
     select
         paper_id,
-        first(title order by match_kind != 'canonical', source_file, record_no) filter (
+        {{ first_in_order('title', ["match_kind != 'canonical'", 'source_file', 'record_no']) }} filter (
             where title is not null
         ) as title,
-        first(authors order by match_kind != 'canonical', source_file, record_no) filter (
+        {{ first_in_order('authors', ["match_kind != 'canonical'", 'source_file', 'record_no']) }} filter (
             where authors is not null
         ) as authors,
-        first(decision order by match_kind != 'canonical', source_file, record_no) filter (
+        {{ first_in_order('decision', ["match_kind != 'canonical'", 'source_file', 'record_no']) }} filter (
             where decision is not null
         ) as decision,
-        first(link order by match_kind != 'canonical', source_file, record_no) filter (
+        {{ first_in_order('link', ["match_kind != 'canonical'", 'source_file', 'record_no']) }} filter (
             where link is not null
         ) as link
     from {{ ref('int_accepted_records') }}
@@ -40,7 +40,7 @@ metadata as (
 subjects as (
     select
         paper_id,
-        arg_max(term, occurrences * sqrt(len(string_split(term, ' '))) * 1000 - term_rank) as subject
+        max_by(term, occurrences * sqrt({{ word_count('term') }}) * 1000 - term_rank) as subject
     from {{ ref('stg_paper_terms') }}
     where term_rank <= 5
     group by paper_id
@@ -51,7 +51,7 @@ names as (
         *,
         -- Written as a word when it holds a run of three lower-case letters ("Lorsa", "AudioScope",
         -- not "BCPReLU", "EGRL").
-        regexp_matches(method_name, '[a-z]{3}') as is_word_name
+        {{ regexp_contains('method_name', '[a-z]{3}') }} as is_word_name
     from {{ ref('stg_paper_names') }}
 ),
 
@@ -61,7 +61,7 @@ primary_topics as (
         paper_topics.topic_id,
         topics.label
     from {{ ref('paper_topics') }} as paper_topics
-    inner join {{ ref('topics') }} as topics using (topic_id)
+    inner join {{ ref('topics') }} as topics on paper_topics.topic_id = topics.topic_id
     where paper_topics.is_primary
 ),
 
@@ -71,7 +71,7 @@ primary_subtopics as (
         paper_subtopics.topic_id,
         topics.label
     from {{ ref('paper_subtopics') }} as paper_subtopics
-    inner join {{ ref('topics') }} as topics using (topic_id)
+    inner join {{ ref('topics') }} as topics on paper_subtopics.topic_id = topics.topic_id
     where paper_subtopics.is_primary
 )
 
@@ -85,12 +85,12 @@ select
         case when names.is_word_name then names.method_name || ': ' end || names.method_long_form,
         names.method_long_form,
         case
-            when names.is_word_name and strpos(lower(names.method_name), lower(subjects.subject)) = 0
+            when names.is_word_name and {{ dbt.position('lower(subjects.subject)', 'lower(names.method_name)') }} = 0
                 then names.method_name || ' · ' || subjects.subject
             when names.is_word_name then names.method_name
         end,
-        upper(left(subjects.subject, 1)) || substr(subjects.subject, 2),
-        left(canonical.text, 60)
+        upper(substr(subjects.subject, 1, 1)) || substr(subjects.subject, 2),
+        substr(canonical.text, 1, 60)
     ) as display_name,
     metadata.title,
     names.method_name,
@@ -100,7 +100,7 @@ select
     canonical.year,
     cast(sources.n_sources as integer) as n_sources,
     -- Ingest leaves single spaces between words (clean_text), so a plain split counts them.
-    cast(len(string_split(canonical.text, ' ')) as integer) as word_count,
+    cast({{ word_count('canonical.text') }} as integer) as word_count,
     canonical.source_file as canonical_source_file,
     canonical.record_no as canonical_record_no,
     primary_topics.topic_id as primary_topic_id,
@@ -111,10 +111,10 @@ select
     metadata.decision,
     metadata.link
 from {{ ref('int_accepted_records') }} as canonical
-inner join sources using (paper_id)
-left join metadata using (paper_id)
-left join names using (paper_id)
-left join subjects using (paper_id)
-left join primary_topics using (paper_id)
-left join primary_subtopics using (paper_id)
+inner join sources on canonical.paper_id = sources.paper_id
+left join metadata on canonical.paper_id = metadata.paper_id
+left join names on canonical.paper_id = names.paper_id
+left join subjects on canonical.paper_id = subjects.paper_id
+left join primary_topics on canonical.paper_id = primary_topics.paper_id
+left join primary_subtopics on canonical.paper_id = primary_subtopics.paper_id
 where canonical.match_kind = 'canonical'

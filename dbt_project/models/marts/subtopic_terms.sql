@@ -4,7 +4,7 @@ select
     terms.term,
     terms.weight,
     terms.term_rank as rank,
-    'term_' || left(md5(terms.term), 12) as term_id
+    {{ term_id('terms.term') }} as term_id
 from {{ ref('stg_topic_term_weights') }} as terms
-inner join {{ ref('stg_topics') }} as topics using (topic_id)
+inner join {{ ref('stg_topics') }} as topics on terms.topic_id = topics.topic_id
 where topics.level = 2

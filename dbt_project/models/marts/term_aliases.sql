@@ -38,7 +38,7 @@ shown as (
     select
         term_id,
         keyword_key,
-        first(keyword order by papers desc, keyword asc) as alias
+        {{ first_in_order('keyword', ['-papers', 'keyword']) }} as alias
     from spellings
     group by term_id, keyword_key
 ),
@@ -58,7 +58,7 @@ keyword_aliases as (
         from keywords
         group by term_id, keyword_key
     ) as keyed
-    inner join shown using (term_id, keyword_key)
+    inner join shown on keyed.term_id = shown.term_id and keyed.keyword_key = shown.keyword_key
 )
 
 select

@@ -14,13 +14,13 @@ uses as (
     select
         paper_id,
         term_id,
-        rank
+        {{ adapter.quote('rank') }}
     from {{ ref('paper_terms') }}
     union all
     select distinct
         paper_id,
         term_id,
-        null as rank
+        null as {{ adapter.quote('rank') }}
     from {{ ref('int_paper_keywords') }}
     where term_kind = 'keyword'
 ),
@@ -31,16 +31,16 @@ term_lists as (
         papers.venue,
         papers.year,
         count(*) as papers,
-        count(*) filter (where uses.rank <= 10) as key_papers
+        count(*) filter (where uses.{{ adapter.quote('rank') }} <= 10) as key_papers
     from uses
-    inner join {{ ref('papers') }} as papers using (paper_id)
-    group by all
+    inner join {{ ref('papers') }} as papers on uses.paper_id = papers.paper_id
+    group by uses.term_id, papers.venue, papers.year
 ),
 
 aliases as (
     select
         term_id,
-        string_agg(alias, ', ' order by papers desc, alias asc) as aliases
+        {{ dbt.listagg('alias', "', '", 'order by papers desc, alias asc') }} as aliases
     from {{ ref('term_aliases') }}
     group by term_id
 )
@@ -57,9 +57,9 @@ select
     cast(term_lists.key_papers as integer) as key_papers,
     term_lists.papers / lists.list_papers as share_of_list
 from {{ ref('terms') }} as terms
-inner join term_lists using (term_id)
+inner join term_lists on terms.term_id = term_lists.term_id
 inner join lists
     on
         lists.venue is not distinct from term_lists.venue
         and lists.year is not distinct from term_lists.year
-left join aliases using (term_id)
+left join aliases on terms.term_id = aliases.term_id

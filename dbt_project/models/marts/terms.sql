@@ -40,8 +40,8 @@ mined as (
         terms.idf,
         cast(coalesce(keyword_uses.keyword_papers, 0) as integer) as keyword_papers
     from {{ ref('stg_terms') }} as terms
-    left join key_uses using (term_id)
-    left join keyword_uses using (term_id)
+    left join key_uses on terms.term_id = key_uses.term_id
+    left join keyword_uses on terms.term_id = keyword_uses.term_id
 ),
 
 keyword_only as (

@@ -43,4 +43,4 @@ select
     retired.level,
     retired.retired_at
 from retired
-left join resolved using (alias_id)
+left join resolved on retired.alias_id = resolved.alias_id

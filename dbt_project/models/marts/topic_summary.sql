@@ -16,7 +16,7 @@ topic_lists as (
         year,
         count(*) as papers
     from {{ ref('papers') }}
-    group by all
+    group by primary_topic_id, venue, year
     union all
     select
         primary_subtopic_id as topic_id,
@@ -24,7 +24,7 @@ topic_lists as (
         year,
         count(*) as papers
     from {{ ref('papers') }}
-    group by all
+    group by primary_subtopic_id, venue, year
 )
 
 select

@@ -18,7 +18,7 @@ with primaries as (
 top_terms as (
     select
         topic_id,
-        string_agg(term, ', ' order by term_rank) as top_terms
+        {{ dbt.listagg('term', "', '", 'order by term_rank') }} as top_terms
     from {{ ref('stg_topic_term_weights') }}
     group by topic_id
 ),
@@ -42,6 +42,6 @@ select
     top_terms.top_terms,
     minted.first_seen_at
 from {{ ref('stg_topics') }} as topics
-left join primaries using (topic_id)
-left join top_terms using (topic_id)
-left join minted using (topic_id)
+left join primaries on topics.topic_id = primaries.topic_id
+left join top_terms on topics.topic_id = top_terms.topic_id
+left join minted on topics.topic_id = minted.topic_id

@@ -28,8 +28,11 @@ rejected as (
         sources.venue,
         sources.year,
         count(*) as rejected_records
-    from {{ ref('rejected_records') }}
-    inner join {{ ref('stg_source_records') }} as sources using (source_file, record_no)
+    from {{ ref('rejected_records') }} as rejected_records
+    inner join {{ ref('stg_source_records') }} as sources
+        on
+            rejected_records.source_file = sources.source_file
+            and rejected_records.record_no = sources.record_no
     group by sources.venue, sources.year
 )
 

@@ -1,6 +1,6 @@
 select
     keyword_key,
-    'term_' || left(md5(term), 12) as term_id,
+    {{ term_id('term') }} as term_id,
     term,
     kind,
     n_words,

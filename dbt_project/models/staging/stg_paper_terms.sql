@@ -3,6 +3,6 @@ select
     term,
     occurrences,
     weight,
-    rank as term_rank,
-    'term_' || left(md5(term), 12) as term_id
+    {{ adapter.quote('rank') }} as term_rank,
+    {{ term_id('term') }} as term_id
 from {{ source('raw', 'paper_terms') }}

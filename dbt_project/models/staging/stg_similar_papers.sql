@@ -2,5 +2,5 @@ select
     paper_id,
     similar_paper_id,
     score,
-    rank as similarity_rank
+    {{ adapter.quote('rank') }} as similarity_rank
 from {{ source('raw', 'similar_papers') }}

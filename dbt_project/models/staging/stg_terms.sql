@@ -4,5 +4,5 @@ select
     n_words,
     doc_freq,
     idf,
-    'term_' || left(md5(term), 12) as term_id
+    {{ term_id('term') }} as term_id
 from {{ source('raw', 'terms') }}

@@ -2,5 +2,5 @@ select
     topic_id,
     term,
     weight,
-    rank as term_rank
+    {{ adapter.quote('rank') }} as term_rank
 from {{ source('raw', 'topic_term_weights') }}

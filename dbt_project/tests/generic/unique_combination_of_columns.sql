@@ -7,8 +7,11 @@
 {%- set key = combination_of_columns | join(', ') %}
 select {{ key }}, count(*) as n_rows
 from {{ model }}
-where hash({{ key }}) in (
-    select key_hash from (select hash({{ key }}) as key_hash from {{ model }}) group by key_hash having count(*) > 1
+where {{ key_hash(combination_of_columns) }} in (
+    select key_hash
+    from (select {{ key_hash(combination_of_columns) }} as key_hash from {{ model }}) as hashed
+    group by key_hash
+    having count(*) > 1
 )
 group by {{ key }}
 having count(*) > 1
