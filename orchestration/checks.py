@@ -26,6 +26,7 @@ from dagster import (
 )
 
 from orchestration.assets.ingest import REJECTS_BY_REASON
+from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table
 from orchestration.resources import GreatExpectationsResource, WarehouseResource
 from paperhouse.gx_validation import SuiteResult
@@ -81,10 +82,16 @@ def _step_checks(step: str, suites: list[Suite]) -> AssetChecksDefinition:
         can_subset=True,
     )
     def _checks(
-        context: AssetCheckExecutionContext, warehouse: WarehouseResource, great_expectations: GreatExpectationsResource
+        context: AssetCheckExecutionContext,
+        warehouse: WarehouseResource,
+        engine: EngineResource,
+        great_expectations: GreatExpectationsResource,
     ) -> Iterator[AssetCheckResult]:
         selected = {key: suite for key, suite in suite_of.items() if key in context.selected_asset_check_keys}
-        results = great_expectations.validate(warehouse.paths.build_database, list(selected.values()))
+        paths = warehouse.paths
+        results = great_expectations.validate(
+            paths.build_database, list(selected.values()), engine.compute(paths.warehouse)
+        )
         for key, result in zip(selected, results, strict=True):
             if not result.success:
                 context.log.error(f"{result.suite}: " + "; ".join(_describe(o) for o in result.failures))

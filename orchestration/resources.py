@@ -11,6 +11,7 @@ from pydantic import Field, PrivateAttr
 
 from orchestration.run_guard import RunGuard
 from paperhouse import quality
+from paperhouse.engines import Compute
 from paperhouse.gx_validation import SuiteResult
 from paperhouse.settings import Paths, resolve_paths
 from paperhouse.suites import Suite
@@ -74,5 +75,7 @@ class GreatExpectationsResource(ConfigurableResource):
         if context.run is not None:
             quality.suite_worker()
 
-    def validate(self, database: Path, suites: list[Suite]) -> list[SuiteResult]:
-        return quality.suite_worker().validate(database, suites)
+    def validate(self, database: Path, suites: list[Suite], compute: Compute) -> list[SuiteResult]:
+        """The suites against the build database's tables on the DuckDB engine (in the suite worker),
+        against Spark DataFrames of the same tables on the Spark engine (``Compute.validate``)."""
+        return compute.validate(database, suites)

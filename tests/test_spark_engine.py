@@ -102,7 +102,7 @@ def test_both_engines_publish_the_same_warehouse_from_the_seeds(seeds_builds):
 
 def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(seeds_builds):
     _, spark_build = seeds_builds
-    marts = spark_build.parent / "spark-warehouse" / "marts.db"
+    marts = spark_build.parent / "spark-warehouse" / "marts"
     assert (marts / "papers").is_dir()
     assert any((marts / "papers").glob("*.parquet"))
 

@@ -287,7 +287,7 @@ def test_a_table_duckdb_validates_in_parts_is_validated_whole_on_spark(con, spar
 
 def test_tables_are_read_where_the_engine_writes_them(tmp_path):
     assert table_location("raw.paper_terms", tmp_path) == f"{tmp_path}/raw/paper_terms"
-    assert table_location("marts.papers", "s3a://bucket/w/") == "s3a://bucket/w/marts.db/papers"
+    assert table_location("marts.papers", "s3a://bucket/w/") == "s3a://bucket/w/marts/papers"
 
 
 def test_spark_types_are_named_as_duckdb_names_them(spark):

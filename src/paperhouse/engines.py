@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     import polars as pl
 
     from paperhouse.analysis import CorpusAnalysis
+    from paperhouse.gx_validation import SuiteResult
     from paperhouse.parse_cache import Intake
+    from paperhouse.suites import Suite
 
 ENGINE_ENV = "PAPERHOUSE_ENGINE"
 DEFAULT_ENGINE = "duckdb"
@@ -65,6 +67,10 @@ class Compute(Protocol):
         """Hand the raw tables to the engine's dbt target, before `dbt build`."""
         ...
 
+    def validate(self, build_database: Path, suites: list[Suite]) -> list[SuiteResult]:
+        """The Great Expectations suites against the engine's tables (``paperhouse.suites``)."""
+        ...
+
     def after_models(self, build_database: Path) -> None:
         """Bring the marts dbt built into the build database, after `dbt build`."""
         ...
@@ -99,6 +105,11 @@ class LocalCompute:
 
     def before_models(self, build_database: Path) -> None:
         pass  # dbt-duckdb reads and writes the build database itself
+
+    def validate(self, build_database: Path, suites: list[Suite]) -> list[SuiteResult]:
+        from paperhouse.quality import suite_worker
+
+        return suite_worker().validate(build_database, suites)
 
     def after_models(self, build_database: Path) -> None:
         pass

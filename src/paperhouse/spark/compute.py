@@ -13,10 +13,14 @@ import polars as pl
 
 from paperhouse.analysis import CorpusAnalysis
 from paperhouse.engines import DBT_TARGETS
+from paperhouse.expected_schemas import mart_schemas
+from paperhouse.gx_validation import SuiteResult
 from paperhouse.ingest import parser_version
 from paperhouse.parse_cache import Intake
+from paperhouse.similar import SIMILAR_SCHEMA
 from paperhouse.spark.handover import export_raw_tables, import_marts, view_parquet_tables
 from paperhouse.spark.session import spark_session
+from paperhouse.suites import Suite
 from paperhouse.warehouse import connect
 
 if TYPE_CHECKING:
@@ -66,19 +70,48 @@ class SparkCompute:
         return pl.from_arrow(assign_papers_on_spark(self.frame(records)).toArrow())
 
     def analyse(self, papers: pl.DataFrame, previous_topics: int | None) -> CorpusAnalysis:
-        from paperhouse.spark.analysis import analyse_on_spark
+        """The terms, topics and similar papers as Spark jobs (``paperhouse.spark.analysis``),
+        collected as the tables the DuckDB engine writes; the method names on the driver."""
+        from paperhouse.names import extract_method_names
+        from paperhouse.spark.analysis import analyse_on_spark, collect_weights
+        from paperhouse.spark.topics import to_topic_model
+        from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA, TermIndex
 
-        return analyse_on_spark(self.session, self.frame(papers), previous_topics=previous_topics)
+        texts = self.frame(papers).cache()
+        analysis = analyse_on_spark(self.session, texts, previous_topics=previous_topics)
+        spark_index = analysis.index
+        index = TermIndex(
+            collected(spark_index.terms, TERM_SCHEMA).sort("term"),
+            collected(spark_index.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank"),
+            collected(spark_index.aliases, ALIAS_SCHEMA).sort("alias", "term"),
+            collect_weights(texts, spark_index),
+        )
+        similar = collected(analysis.similar, SIMILAR_SCHEMA).sort("paper_id", "rank")
+        model = to_topic_model(analysis.model)
+        spark_index.unpersist()
+        texts.unpersist()
+        return CorpusAnalysis(index, model, similar, extract_method_names(papers))
 
     def before_models(self, build_database: Path) -> None:
         export_raw_tables(build_database, self.warehouse_dir)
 
     def after_models(self, build_database: Path) -> None:
-        from paperhouse.quality import mart_schemas
-
         import_marts(build_database, self.warehouse_dir, mart_schemas())
+
+    def validate(self, build_database: Path, suites: list[Suite]) -> list[SuiteResult]:
+        """Each suite as Spark jobs over its table's Parquet (``paperhouse.spark.validation``); the
+        tables the driver wrote into the build database go out to Parquet first."""
+        from paperhouse.spark.validation import validate_suite_on_spark
+
+        export_raw_tables(build_database, self.warehouse_dir)
+        return [validate_suite_on_spark(self.session, suite, self.warehouse_dir) for suite in suites]
 
     def close(self) -> None:
         if self._session is not None:
             self._session.stop()
             self._session = None
+
+
+def collected(frame: DataFrame, schema: dict) -> pl.DataFrame:
+    """A Spark DataFrame on the driver, in the Polars schema the DuckDB engine's tables have."""
+    return pl.from_arrow(frame.toArrow()).cast(schema).select(list(schema))

@@ -1,10 +1,10 @@
 """Tables handed between the build database and the Spark warehouse folder, as Parquet.
 
 The Spark engine's dbt target reads each ``raw.<table>`` from ``<warehouse>/raw/<table>/`` and
-writes each mart as a Parquet table under ``<warehouse>/marts.db/<table>/`` (Spark's folder of a
-managed table of database ``marts``). The marts come back into the build database in the
-contract's column types and NOT NULL constraints, so the published DuckDB file is the same
-whichever engine built it (docs/contract.md).
+writes each mart as a Parquet table under ``<warehouse>/marts/<table>/``
+(``paperhouse.spark.tables``). The marts come back into the build database in the contract's
+column types and NOT NULL constraints, so the published DuckDB file is the same whichever engine
+built it (docs/contract.md).
 """
 
 from __future__ import annotations
@@ -14,19 +14,18 @@ from pathlib import Path
 
 import duckdb
 
+from paperhouse.spark.tables import table_location
 from paperhouse.warehouse import RAW_SCHEMA, connect
 
-RAW_FOLDER = "raw"
-MARTS_FOLDER = "marts.db"
 MARTS_SCHEMA = "marts"
 
 
 def raw_table_folder(warehouse_dir: Path, table: str) -> Path:
-    return warehouse_dir / RAW_FOLDER / table
+    return Path(table_location(f"{RAW_SCHEMA}.{table}", warehouse_dir))
 
 
 def mart_folder(warehouse_dir: Path, table: str) -> Path:
-    return warehouse_dir / MARTS_FOLDER / table
+    return Path(table_location(f"{MARTS_SCHEMA}.{table}", warehouse_dir))
 
 
 def _quoted(path: Path) -> str:

@@ -2,8 +2,8 @@
 Spark SQL over them by their warehouse names, and their column types in DuckDB's words.
 
 A warehouse folder holds the raw tables the Python stages write, ``<warehouse>/raw/<table>/``,
-and the marts dbt-spark builds as tables of database ``marts`` in the same folder (Spark's
-``spark.sql.warehouse.dir``), ``<warehouse>/marts.db/<table>/``. Both are Parquet folders, read
+and the marts dbt-spark builds as tables of database ``marts`` in the same folder,
+``<warehouse>/marts/<table>/``. Both are Parquet folders, read
 here by path: the session needs no catalog entry for them, so any session (a check step's, a
 test's) reads the tables the build wrote in another process.
 """
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType
 
-# Schema -> its folder under the warehouse: dbt-spark's marts are managed tables of database
-# ``marts``, which Spark keeps in ``<database>.db``.
-SCHEMA_FOLDERS = {"raw": "raw", "marts": "marts.db"}
+# Schema -> its folder under the warehouse: dbt-spark writes the marts to ``<warehouse>/marts/``
+# (the spark target's ``location_root``).
+SCHEMA_FOLDERS = {"raw": "raw", "marts": "marts"}
 # A table as the suites' SQL names it.
 TABLE_NAME = re.compile(r"\b(raw|marts)\.([A-Za-z_]\w*)\b")
 
