@@ -269,6 +269,8 @@ def test_a_missing_table_fails_on_both(con, spark, tmp_path):
     result = _both(con, spark, tmp_path / "warehouse", "marts.papers")
     assert [o.expectation for o in result.outcomes] == ["table_exists"] and not result.success
     assert read_table(spark, "marts.papers", tmp_path / "warehouse") is None
+    Path(table_location("marts.papers", tmp_path / "warehouse")).mkdir(parents=True)  # a writer died before writing
+    assert not validate_suite_on_spark(spark, SUITES_BY_NAME["marts.papers"], tmp_path / "warehouse").success
 
 
 def test_a_table_duckdb_validates_in_parts_is_validated_whole_on_spark(con, spark, tmp_path, monkeypatch):

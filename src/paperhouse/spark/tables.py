@@ -52,14 +52,15 @@ def table_location(table: str, warehouse_dir: str | Path) -> str:
 
 
 def read_table(spark: SparkSession, table: str, warehouse_dir: str | Path) -> DataFrame | None:
-    """A DataFrame of the table's Parquet folder, or None when the warehouse has no such table.
-    Only the footers are read here; rows are read by what is done with the frame."""
+    """A DataFrame of the table's Parquet folder, or None when the warehouse has no such table: no
+    folder, or one without a Parquet file (a writer that died first; Spark writes a file, with the
+    schema, even of no rows). Only the footers are read here; rows are read by what is done with the frame."""
     from pyspark.errors import AnalysisException
 
     try:
         return spark.read.parquet(table_location(table, warehouse_dir))
     except AnalysisException as error:
-        if error.getCondition() == "PATH_NOT_FOUND":
+        if error.getCondition() in ("PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"):
             return None
         raise
 
