@@ -9,7 +9,8 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = {"paperhouse", "orchestration", "corpus", "browser"}
+# The packages, and the tests' own modules (helpers such as corpus, and tests that share a fixture).
+FIRST_PARTY = {"paperhouse", "orchestration"} | {path.stem for path in (ROOT / "tests").glob("*.py")}
 
 
 def _imported_modules(folder: Path) -> set[str]:
