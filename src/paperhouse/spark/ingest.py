@@ -52,7 +52,7 @@ from paperhouse.ingest import (
     read_snapshot,
     scan_folder,
 )
-from paperhouse.input_files import INPUT_PATTERNS, plan_folder
+from paperhouse.input_files import INPUT_PATTERNS, FolderPlan, plan_folder
 from paperhouse.judging import AcceptanceRules
 from paperhouse.spark.frames import arrow_schema, from_polars, record_batches, spark_schema, to_polars
 from paperhouse.structured_inputs import TableSource
@@ -115,25 +115,7 @@ def read_folder_on_spark(
     listing = to_polars(snapshots.drop("content"), {k: v for k, v in SNAPSHOT_SCHEMA.items() if k != "content"})
     whole = {row["source_file"]: row for row in listing.filter(pl.col("whole")).iter_rows(named=True)}
 
-    files = _Listing()
-    on_driver: dict[str, Snapshot] = {}
-    for entry in entries:
-        if entry.name in plan.companions:
-            served, snapshot = plan.companions[entry.name]
-            files.add(entry.name, snapshot.sha256, len(snapshot.data), "companion", f"decisions for {served}", None)
-        elif entry.problem is not None:
-            files.add(entry.name, None, None, "unread", entry.problem, None)
-        elif entry.name in whole:
-            row = whole[entry.name]
-            files.add(entry.name, row["file_sha256"], row["file_bytes"], "parsed", None, row["content_key"])
-        else:
-            snapshot = on_driver[entry.name] = read_snapshot(entry.path)
-            if snapshot.data is None:
-                files.add(entry.name, None, None, "unread", snapshot.problem, None)
-            else:
-                key = content_key(snapshot.sha256, plan.sources.get(entry.name))
-                files.add(entry.name, snapshot.sha256, len(snapshot.data), "parsed", None, key)
-    folder = files.frame()
+    folder, on_driver = _seed_files(entries, plan, whole)
 
     known = _cached_contents(spark, folder, parse_cache)
     folder = folder.with_columns(
@@ -146,9 +128,8 @@ def read_folder_on_spark(
         .unique("content_key", keep="first")
         .get_column("source_file")
     )
-    driver_contents = _snapshot_rows(
-        [(name, snapshot) for name, snapshot in on_driver.items() if name in set(to_parse)], plan.sources
-    )
+    parsed_by_driver = [(name, on_driver[name]) for name in to_parse if name in on_driver]
+    driver_contents = _snapshot_rows(parsed_by_driver, plan.sources)
     contents = snapshots.join(from_polars(spark, to_parse.to_frame()).hint("broadcast"), "source_file", "left_semi")
     if driver_contents.height:
         contents = contents.unionByName(from_polars(spark, driver_contents, SNAPSHOT_SCHEMA))
@@ -169,6 +150,31 @@ def read_folder_on_spark(
         parse_partitions=parse_partitions,
         read_on_driver=tuple(sorted(on_driver)),
     )
+
+
+def _seed_files(
+    entries: list[FolderEntry], plan: FolderPlan, read_by_spark: dict[str, dict]
+) -> tuple[pl.DataFrame, dict[str, Snapshot]]:
+    """``raw.seed_files`` in the folder's order (every content ``parsed`` so far), and the
+    snapshots the driver took of the files Spark did not give whole."""
+    rows, on_driver = [], {}
+    for entry in entries:
+        if entry.name in plan.companions:
+            served, snapshot = plan.companions[entry.name]
+            rows.append((entry.name, snapshot.sha256, len(snapshot.data), "companion", f"decisions for {served}", None))
+        elif entry.problem is not None:
+            rows.append((entry.name, None, None, "unread", entry.problem, None))
+        elif entry.name in read_by_spark:
+            row = read_by_spark[entry.name]
+            rows.append((entry.name, row["file_sha256"], row["file_bytes"], "parsed", None, row["content_key"]))
+        else:
+            snapshot = on_driver[entry.name] = read_snapshot(entry.path)
+            if snapshot.data is None:
+                rows.append((entry.name, None, None, "unread", snapshot.problem, None))
+            else:
+                key = content_key(snapshot.sha256, plan.sources.get(entry.name))
+                rows.append((entry.name, snapshot.sha256, len(snapshot.data), "parsed", None, key))
+    return pl.DataFrame(rows, schema=SEED_FILE_SCHEMA, orient="row"), on_driver
 
 
 def _hadoop_can_read(entry: FolderEntry) -> bool:
@@ -263,19 +269,6 @@ def _parse_contents(
     )
     for batch in content_batches(contents):
         yield from record_batches(parse_batch(batch, rules), schema)
-
-
-class _Listing:
-    """``raw.seed_files`` as the driver puts it together, in the folder's order."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple] = []
-
-    def add(self, *row) -> None:
-        self.rows.append(row)
-
-    def frame(self) -> pl.DataFrame:
-        return pl.DataFrame(self.rows, schema=SEED_FILE_SCHEMA, orient="row")
 
 
 def _cached_contents(spark: SparkSession, folder: pl.DataFrame, parse_cache: Path | None) -> set[str]:
