@@ -89,3 +89,16 @@ def awkward_texts(n: int = 80) -> list[str]:
         text += "".join(rng.choice(_BLANK_LINES) + p for p in paragraphs) + rng.choice(["", "\n", "\n \n"])
         texts.append(text.replace("\n", rng.choice(["\n", "\n", "\r\n", "\r"])))
     return texts
+
+
+# File names a folder may hold, each to be read as data, never as code or SQL.
+HOSTILE_NAMES = [
+    "it's; DROP TABLE marts.papers; --.txt",
+    'double "quoted" name.txt',
+    "spaces   and\ttab.txt",
+    "new\nline.txt",
+    "back\\slash.txt",
+    "论文 列表 2026.txt",
+    "émoji 📄.txt",
+    "$(rm -rf ~).txt",
+]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
-from corpus import seed_abstracts
+from corpus import HOSTILE_NAMES, seed_abstracts
 
 from paperhouse.ingest import folder_fingerprint, scan_folder
 from paperhouse.parse_cache import read_records
@@ -221,18 +221,6 @@ def test_entries_that_are_not_files_are_listed_with_a_reason(tmp_path):
     }
     assert all(rows[name][0]["record_no"] is None for name, reason in reasons.items() if reason)
     assert folder_fingerprint(tmp_path)  # the sensor copes too
-
-
-HOSTILE_NAMES = [
-    "it's; DROP TABLE marts.papers; --.txt",
-    'double "quoted" name.txt',
-    "spaces   and\ttab.txt",
-    "new\nline.txt",
-    "back\\slash.txt",
-    "论文 列表 2026.txt",
-    "émoji 📄.txt",
-    "$(rm -rf ~).txt",
-]
 
 
 def test_hostile_file_names_are_data(tmp_path):
