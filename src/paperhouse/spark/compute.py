@@ -15,7 +15,6 @@ from paperhouse.analysis import CorpusAnalysis
 from paperhouse.engines import DBT_TARGETS
 from paperhouse.expected_schemas import mart_schemas
 from paperhouse.gx_validation import SuiteResult
-from paperhouse.ingest import parser_version
 from paperhouse.parse_cache import Intake
 from paperhouse.similar import SIMILAR_SCHEMA
 from paperhouse.spark.handover import export_raw_tables, import_marts, view_parquet_tables
@@ -50,9 +49,15 @@ class SparkCompute:
         """Spark reads and parses the folder (``paperhouse.spark.ingest``); its executors write
         ``raw.source_records`` and ``raw.seed_files`` as Parquet, which the build database views.
         The parse cache is Parquet too, one folder per parser version."""
-        from paperhouse.spark.ingest import read_folder_on_spark, read_parse_cache, write_parse_cache, write_raw_table
+        from paperhouse.spark.ingest import (
+            parse_cache_folder,
+            read_folder_on_spark,
+            read_parse_cache,
+            write_parse_cache,
+            write_raw_table,
+        )
 
-        cache = self.warehouse_dir / "parse_cache" / parser_version()
+        cache = parse_cache_folder(self.warehouse_dir)
         previous = None if full_refresh else read_parse_cache(self.session, cache)
         cached = set() if previous is None else {row[0] for row in previous.select("content_key").distinct().collect()}
         intake = read_folder_on_spark(self.session, seeds_dir, parse_cache=None if full_refresh else cache)
