@@ -237,7 +237,11 @@ def _generic_test(name: str, **arguments) -> str:
 
     source = (DBT_PROJECT_DIR / "tests" / "generic" / f"{name}.sql").read_text()
     body = re.search(r"{% test [^%]*%}(.*){% endtest %}", source, re.DOTALL).group(1)
-    return jinja2.Template(body).render(**arguments, test_unique_combination_of_columns=_grain_check)
+    # The project's macros as DuckDB gets them: their default__ implementations.
+    macros = jinja2.Template((DBT_PROJECT_DIR / "macros" / "portable_sql.sql").read_text()).module
+    return jinja2.Template(body).render(
+        **arguments, test_unique_combination_of_columns=_grain_check, key_hash=macros.default__key_hash
+    )
 
 
 def _grain_check(model: str, columns: list[str]) -> str:

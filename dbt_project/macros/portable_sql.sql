@@ -17,8 +17,9 @@
     len(string_split({{ text }}, ' '))
 {%- endmacro %}
 
+{#- size() of a null array is -1 on Spark (dbt-spark turns ANSI mode off): null, as on DuckDB. -#}
 {% macro spark__word_count(text) -%}
-    size(split({{ text }}, ' '))
+    case when {{ text }} is not null then size(split({{ text }}, ' ')) end
 {%- endmacro %}
 
 {#- Every match of `pattern` (a regular expression, given as the Jinja string it should be in SQL)

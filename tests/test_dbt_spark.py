@@ -1,0 +1,241 @@
+"""One set of dbt models for both engines: `dbt build --target spark` (dbt-spark, session method, on
+local Spark) builds from the raw tables of a DuckDB build the same marts as DuckDB did, with the
+same columns, types and rows.
+
+The corpus is the bundled seeds and an export beside them that fills what text lists leave empty:
+exact and near copies of seed papers, titles, author keywords, an earlier year of the venue (for the
+trend marts) and a rejected row. The raw tables travel as the Spark engine's assets write them,
+Parquet folders ``<warehouse>/raw/<table>/``; the marts land as Parquet tables
+``<warehouse>/marts/<table>/``, read back here with DuckDB. Floats may differ in their last bits
+(Spark's ``ln``/``sqrt`` are Java's, sums may add in another order): they are equal within a relative
+1e-9. Everything else is equal exactly. `-m spark` selects the test; it needs Java, as Spark does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+from corpus import SEEDS, seed_abstracts
+
+from orchestration.runner import run_all
+from orchestration.warm_dbt.project import build_args
+from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, venv_executable
+
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"), reason="Spark needs Java"),
+]
+pytest.importorskip("pyspark")
+pytest.importorskip("dbt.adapters.spark")
+
+RELATIVE_TOLERANCE = 1e-9
+SOURCES_YAML = DBT_PROJECT_DIR / "models" / "staging" / "_raw__sources.yml"
+
+
+def raw_sources() -> list[str]:
+    """The raw tables the dbt sources name: what the Spark target registers from the warehouse."""
+    (raw,) = [source for source in yaml.safe_load(SOURCES_YAML.read_text())["sources"] if source["name"] == "raw"]
+    return [table["name"] for table in raw["tables"]]
+
+
+def export_raw_tables(build_database: Path, warehouse: Path) -> None:
+    """Each raw table as the Parquet folder the Spark engine's assets write: ``raw/<table>/``."""
+    with duckdb.connect(str(build_database), read_only=True) as con:
+        for table in raw_sources():
+            folder = warehouse / "raw" / table
+            folder.mkdir(parents=True)
+            con.execute(f"copy raw.{table} to '{folder / 'part-0.parquet'}' (format parquet)")
+
+
+def mart_parquet(warehouse: Path, table: str) -> str:
+    return f"read_parquet('{warehouse / 'marts' / table}/*.parquet')"
+
+
+def spark_dbt(args: list[str], warehouse: Path, work: Path) -> subprocess.CompletedProcess:
+    """A dbt command on the spark target, in a dbt process of its own, as dagster-dbt runs one:
+    dbt-spark's session, and its JVM, end with it."""
+    command = [
+        venv_executable("dbt"),
+        *args,
+        "--target",
+        "spark",
+        "--project-dir",
+        str(DBT_PROJECT_DIR),
+        "--profiles-dir",
+        str(DBT_PROJECT_DIR),
+        "--target-path",
+        str(work / "target"),
+        "--log-path",
+        str(work / "logs"),
+    ]
+    environment = {**os.environ, "PAPERHOUSE_SPARK_WAREHOUSE": str(warehouse), "PAPERHOUSE_SPARK_MASTER": "local[2]"}
+    return subprocess.run(command, env=environment, capture_output=True, text=True, cwd=work, check=False)
+
+
+def export_beside_the_seeds(abstracts: list[str]) -> list[dict]:
+    """Rows of an ICLR 2025 export: exact copies of seed papers (one in other case), a copy without
+    its last sentence, papers of their own (two seeds' halves joined), titles, author keywords
+    (some a mined term spells, some no abstract gives) and a row with no abstract."""
+    keywords = [["Large Language Models", "LLMs"], ["deep learning"], ["hyperbolic origami", "Deep Learning"]]
+    rows = [{"abstract": abstract} for abstract in abstracts[:10]]
+    rows.append({"abstract": abstracts[10].upper()})
+    rows.append({"abstract": abstracts[11].rsplit(". ", 1)[0] + "."})
+    for first, second in zip(abstracts[20:26], abstracts[40:46], strict=True):
+        rows.append({"abstract": first[: len(first) // 2] + " " + second[len(second) // 2 :]})
+    rows.append({"abstract": ""})
+    for number, row in enumerate(rows):
+        row.update(id=f"iclr25-{number}", venue="ICLR", year=2025, decision="Accept" if number % 3 else "Reject")
+        if number % 4 != 3:
+            row.update(title=f"Paper {number % 7} of the export", keywords=keywords[number % len(keywords)])
+    return rows
+
+
+@pytest.fixture(scope="module")
+def duckdb_build(tmp_path_factory) -> Path:
+    seeds = tmp_path_factory.mktemp("seeds") / "seeds"
+    shutil.copytree(SEEDS, seeds)
+    rows = export_beside_the_seeds(seed_abstracts())
+    (seeds / "iclr_2025.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    warehouse = seeds.parent / "paperhouse.duckdb"
+    outcome = run_all(resolve_paths(seeds, warehouse))
+    assert outcome.success, outcome.reason
+    return warehouse
+
+
+@pytest.fixture(scope="module")
+def spark_build(duckdb_build: Path, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, float]:
+    """The Spark warehouse folder after `dbt build --target spark` with the --vars the
+    orchestration passes, the dbt process's outcome and how long it took."""
+    work = tmp_path_factory.mktemp("spark")
+    warehouse = work / "warehouse"
+    export_raw_tables(resolve_paths(None, duckdb_build).build_database, warehouse)
+    started = time.monotonic()
+    result = spark_dbt(build_args(resolve_paths(None, duckdb_build).build_database), warehouse, work)
+    return warehouse, result, time.monotonic() - started
+
+
+def duckdb_marts(warehouse: Path) -> dict[str, list[tuple[str, str]]]:
+    """Every mart of the DuckDB warehouse and its (column, type)s in order."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = con.execute(
+            "select table_name, column_name, data_type from information_schema.columns"
+            " where table_schema = 'marts' order by table_name, ordinal_position"
+        ).fetchall()
+    marts: dict[str, list[tuple[str, str]]] = {}
+    for table, column, data_type in rows:
+        marts.setdefault(table, []).append((column, data_type))
+    return marts
+
+
+def sort_key(row: tuple) -> tuple:
+    # Floats sort by their first 9 significant digits, so that rows equal within the tolerance keep
+    # the same order on both sides; None sorts last.
+    return tuple((value is None, float(f"{value:.9g}") if isinstance(value, float) else value) for value in row)
+
+
+def same_value(left, right) -> bool:
+    if isinstance(left, float) and isinstance(right, float):
+        return math.isclose(left, right, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
+    return left == right
+
+
+def test_dbt_builds_every_model_and_passes_every_test_on_spark(spark_build):
+    _, result, seconds = spark_build
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
+    summary = next(line for line in result.stdout.splitlines() if "Done. PASS=" in line)
+    assert "ERROR=0" in summary and "SKIP=0" in summary, summary
+    print(f"dbt build --target spark: {seconds:.1f} s, {summary.split('Done. ')[1]}")
+
+
+def test_every_mart_lands_as_parquet_with_the_contract_columns_and_types(duckdb_build, spark_build):
+    warehouse, result, _ = spark_build
+    assert result.returncode == 0, result.stdout[-3000:]
+    marts = duckdb_marts(duckdb_build)
+    assert len(marts) > 20
+    with duckdb.connect() as con:
+        for table, columns in marts.items():
+            landed = con.execute(f"describe select * from {mart_parquet(warehouse, table)}").fetchall()
+            assert [(name, data_type) for name, data_type, *_ in landed] == columns, table
+
+
+def test_every_mart_has_the_same_rows_on_both_engines(duckdb_build, spark_build):
+    warehouse, result, _ = spark_build
+    assert result.returncode == 0, result.stdout[-3000:]
+    with duckdb.connect() as con:
+        con.execute(f"attach '{duckdb_build}' as duck (read_only)")
+        compared = {}
+        for table, columns in duckdb_marts(duckdb_build).items():
+            select = ", ".join(f'"{name}"' for name, _ in columns)
+            expected = sorted(con.execute(f"select {select} from duck.marts.{table}").fetchall(), key=sort_key)
+            landed = con.execute(f"select {select} from {mart_parquet(warehouse, table)}").fetchall()
+            actual = sorted(landed, key=sort_key)
+            assert len(actual) == len(expected), table
+            for expected_row, actual_row in zip(expected, actual, strict=True):
+                differing = [
+                    (name, want, got)
+                    for (name, _), want, got in zip(columns, expected_row, actual_row, strict=True)
+                    if not same_value(want, got)
+                ]
+                assert not differing, (table, differing)
+            compared[table] = len(expected)
+    # The export fills what text lists leave empty; the seeds the rest.
+    assert all(compared[table] > 0 for table in ("duplicate_groups", "paper_keywords", "rejected_records"))
+    assert all(compared[table] > 0 for table in ("papers", "terms", "paper_topics", "term_trends", "topic_summary"))
+
+
+def test_term_ids_are_the_same_md5_prefix_on_both_engines(duckdb_build, spark_build):
+    """term_id is a hash computed by each engine (dbt.hash): equal ids mean equal joins to terms."""
+    warehouse, result, _ = spark_build
+    assert result.returncode == 0, result.stdout[-3000:]
+    with duckdb.connect() as con:
+        rows = con.execute(f"select term, term_id from {mart_parquet(warehouse, 'terms')}").fetchall()
+    assert rows
+    assert all(term_id == "term_" + hashlib.md5(term.encode()).hexdigest()[:12] for term, term_id in rows)
+
+
+def test_a_new_session_writes_the_marts_again_and_refuses_a_null_in_a_not_null_column(
+    duckdb_build, spark_build, tmp_path
+):
+    """A later dbt command, in a new Spark session, builds part of the graph as on DuckDB: it finds
+    the views of the last one in the warehouse's catalog, registers the sources again (here a
+    rewritten raw folder) and replaces a mart's files, neither appending to them nor refusing the
+    non-empty folder. A Parquet table takes no NOT NULL constraint, so the contract's are checked
+    once it is written: a null fails the model, as DuckDB's insert fails."""
+    warehouse, result, _ = spark_build
+    assert result.returncode == 0, result.stdout[-3000:]
+    copy = tmp_path / "warehouse"
+    shutil.copytree(warehouse, copy)
+    raw_topics = copy / "raw" / "topics" / "part-0.parquet"
+    unlabelled = tmp_path / "topics.parquet"
+    with duckdb.connect() as con:
+        con.execute(
+            f"copy (select * replace (if(topic_id = (select min(topic_id) from '{raw_topics}'), null, label) as label)"
+            f" from '{raw_topics}') to '{unlabelled}' (format parquet)"
+        )
+    shutil.move(unlabelled, raw_topics)
+    before = {path.name for path in (copy / "marts" / "paper_topics").glob("*.parquet")}
+    database_vars = ["--vars", json.dumps({"database_path": "paperhouse.duckdb"})]
+    again = spark_dbt(["run", "--select", "topics", "paper_topics", *database_vars], copy, tmp_path)
+    assert again.returncode != 0
+    assert "not_null constraint violated" in again.stdout and "label (1 rows)" in again.stdout, again.stdout[-3000:]
+    # paper_topics, which needs no label, was written
+    output = re.sub(r"\x1b\[[0-9;]*m", "", again.stdout)  # without dbt's colours
+    assert re.search(r"OK created sql table model marts\.paper_topics", output), output[-3000:]
+    after = {path.name for path in (copy / "marts" / "paper_topics").glob("*.parquet")}
+    assert after and not after & before  # new files in place of the old ones
+    with duckdb.connect() as con:
+        con.execute(f"attach '{duckdb_build}' as duck (read_only)")
+        (rows,) = con.execute(f"select count(*) from {mart_parquet(copy, 'paper_topics')}").fetchone()
+        (expected,) = con.execute("select count(*) from duck.marts.paper_topics").fetchone()
+    assert rows == expected > 0
