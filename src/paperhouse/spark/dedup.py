@@ -79,7 +79,7 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
     candidates = candidate_pairs(texts, params)
     evidence = verified(candidates, texts, params).localCheckpoint()
     components = connected_components(paper_edges(evidence))
-    logger.info("duplicate groups found in %d label-propagation rounds", components.rounds)
+    logger.info("duplicate groups found in %d large-star/small-star rounds", components.rounds)
 
     papers = _texts_with_papers(facts, components.labels).localCheckpoint()
     to_canonical = papers.where(F.col("doc") != F.col("canonical_doc")).select(
@@ -94,14 +94,11 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
         to_canonical.join(again, ["a", "b"]).select("doc", *evidence_columns)
     )
 
-    assigned = (
-        keyed.join(texts, "exact_key")
-        .select("source_file", "record_no", "file_sha256", "doc")
-        .join(papers, "doc")
-        .join(canonical_evidence, "doc", "left")
+    with_papers = (
+        keyed.join(texts, "exact_key").select("source_file", "record_no", "file_sha256", "doc").join(papers, "doc")
     )
     canonical_record = (
-        assigned.where(F.col("doc") == F.col("canonical_doc"))
+        with_papers.where(F.col("doc") == F.col("canonical_doc"))
         .groupBy("canonical_doc")
         .agg(F.min(F.struct("file_sha256", "record_no", "source_file")).alias("first"))
         .select(
@@ -111,7 +108,8 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
             F.col("first.source_file").alias("canonical_source_file"),
         )
     )
-    return assigned.join(canonical_record, "canonical_doc").mapInArrow(_assignment_batches, ASSIGNMENTS.ddl)
+    assigned = with_papers.join(canonical_evidence, "doc", "left").join(canonical_record, "canonical_doc")
+    return assigned.mapInArrow(_assignment_batches, ASSIGNMENTS.ddl)
 
 
 def numbered_texts(keys: DataFrame) -> DataFrame:
