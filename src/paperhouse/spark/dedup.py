@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 _DEFAULT_PARAMS = DedupParams()  # frozen: one instance serves every call
 
 KEYED = Columns({"source_file": pl.String, "record_no": pl.Int32, "file_sha256": pl.String, "exact_key": pl.String})
-TEXT_FACTS = Columns({"doc": pl.Int64, "n_words": pl.Int64, "text_hash": pl.String})
+TEXTS = Columns({"doc": pl.Int64, "exact_key": pl.String, "n_words": pl.Int64, "text_hash": pl.String})
 SIGNED = Columns({"doc": pl.Int64, "n_shingles": pl.Int64, "signature": pl.Binary})
 BAND_ROWS = Columns({"band": pl.Int32, "bucket": pl.Int64, "doc": pl.Int64})
 PAIRS = Columns({"a": pl.Int64, "b": pl.Int64})
@@ -75,13 +75,12 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
     ``ASSIGNMENT_SCHEMA``, in no particular order."""
     keyed = records.mapInArrow(_each_batch(keyed_records, KEYED), KEYED.ddl).localCheckpoint()
     texts = numbered_texts(keyed.select("exact_key"))
-    facts = texts.mapInArrow(_each_batch(with_text_facts, TEXT_FACTS), TEXT_FACTS.ddl).localCheckpoint()
     candidates = candidate_pairs(texts, params)
     evidence = verified(candidates, texts, params).localCheckpoint()
     components = connected_components(paper_edges(evidence))
     logger.info("duplicate groups found in %d large-star/small-star rounds", components.rounds)
 
-    papers = _texts_with_papers(facts, components.labels).localCheckpoint()
+    papers = _texts_with_papers(texts, components.labels).localCheckpoint()
     to_canonical = papers.where(F.col("doc") != F.col("canonical_doc")).select(
         "doc", F.least("doc", "canonical_doc").alias("a"), F.greatest("doc", "canonical_doc").alias("b")
     )
@@ -113,7 +112,8 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
 
 
 def numbered_texts(keys: DataFrame) -> DataFrame:
-    """(``doc``, ``exact_key``) of each distinct key, ``doc`` its rank among the sorted keys from 0.
+    """(``doc``, ``exact_key``, ``n_words``, ``text_hash``) of each distinct key, ``doc`` its rank
+    among the sorted keys from 0.
 
     The keys are range-partitioned by the sort, so a key's rank is its row's position in its
     partition plus the sizes of the partitions before it: only those sizes come to the driver."""
@@ -130,11 +130,10 @@ def numbered_texts(keys: DataFrame) -> DataFrame:
         before += part["rows"]
     # monotonically_increasing_id numbers a partition's rows consecutively: position - first is the row's place in it.
     shift = ordered.sparkSession.createDataFrame(starts, "part int, shift bigint")
-    return (
-        ordered.join(F.broadcast(shift), "part")
-        .select((F.col("position") + F.col("shift")).alias("doc"), "exact_key")
-        .localCheckpoint()
+    numbered = ordered.join(F.broadcast(shift), "part").select(
+        (F.col("position") + F.col("shift")).alias("doc"), "exact_key"
     )
+    return numbered.mapInArrow(_each_batch(with_text_facts, TEXTS), TEXTS.ddl).localCheckpoint()
 
 
 def candidate_pairs(texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> DataFrame:
@@ -157,7 +156,7 @@ def candidate_pairs(texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> 
         F.col("doc").alias(name), F.col("n_shingles").alias(f"shingles_{name}"), F.col("signature").alias(f"sig_{name}")
     )
     with_signatures = colliding.join(side("a"), "a").join(side("b"), "b")
-    return with_signatures.mapInArrow(_promising_batches(params), PAIRS.ddl).localCheckpoint()
+    return with_signatures.mapInArrow(_promising_batches(params), PAIRS.ddl)
 
 
 def verified(pairs: DataFrame, texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> DataFrame:
@@ -190,15 +189,16 @@ def paper_edges(evidence: DataFrame) -> DataFrame:
     return symmetric.unionByName(best.select("a", "b"))
 
 
-def _texts_with_papers(facts: DataFrame, labels: DataFrame) -> DataFrame:
+def _texts_with_papers(texts: DataFrame, labels: DataFrame) -> DataFrame:
     """Each text with its paper's canonical text: in its component, the text with the most words,
     ties to the smallest key (``doc``), as ``assign_papers`` chooses."""
-    texts = facts.join(labels.withColumnRenamed("vertex", "doc"), "doc", "left").withColumn(
+    facts = texts.select("doc", "n_words", "text_hash")
+    grouped = facts.join(labels.withColumnRenamed("vertex", "doc"), "doc", "left").withColumn(
         "component",
         F.coalesce("component", "doc"),  # a text in no edge is a paper of its own
     )
     canonical = (
-        texts.groupBy("component")
+        grouped.groupBy("component")
         .agg(F.min(F.struct((-F.col("n_words")).alias("fewer_words"), "doc")).alias("first"))
         .select("component", F.col("first.doc").alias("canonical_doc"))
     )
@@ -207,7 +207,7 @@ def _texts_with_papers(facts: DataFrame, labels: DataFrame) -> DataFrame:
         F.col("text_hash").alias("canonical_hash"),
         F.col("n_words").alias("canonical_n_words"),
     )
-    return texts.join(canonical, "component").join(about_canonical, "canonical_doc").drop("component")
+    return grouped.join(canonical, "component").join(about_canonical, "canonical_doc").drop("component")
 
 
 # The Python bodies of the stages: each runs in Spark's tasks on Arrow batches.
