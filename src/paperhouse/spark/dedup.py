@@ -12,10 +12,10 @@ a fragment join only its best container (``dedup.paper_edges``), connected compo
 
 Texts are numbered as on one machine (``doc``: the rank of the exact key among the sorted
 distinct keys), so pairs keep their orientation (a < b) and every tie breaks the same way.
-Intermediate results are checkpointed in the executors (``localCheckpoint``): they are read more
-than once, and a recomputed Python stage would cost its time again. Nothing the size of the corpus
-comes to the driver: only one row per partition (to number the texts) and one number per
-propagation round.
+Results read more than once are checkpointed in the executors (``localCheckpoint``): a recomputed
+Python stage would cost its time again, and the texts' numbers must not change between reads.
+Nothing the size of the corpus comes to the driver: one row per partition (to number the texts)
+and one answer per round of the components.
 """
 
 from __future__ import annotations
@@ -152,18 +152,27 @@ def candidate_pairs(texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> 
         .select(F.col("x.doc").alias("a"), F.col("y.doc").alias("b"))
         .distinct()
     )
-    side = lambda name: signed.select(  # noqa: E731
-        F.col("doc").alias(name), F.col("n_shingles").alias(f"shingles_{name}"), F.col("signature").alias(f"sig_{name}")
-    )
-    with_signatures = colliding.join(side("a"), "a").join(side("b"), "b")
+
+    def signed_as(side: str) -> DataFrame:
+        return signed.select(
+            F.col("doc").alias(side),
+            F.col("n_shingles").alias(f"shingles_{side}"),
+            F.col("signature").alias(f"sig_{side}"),
+        )
+
+    with_signatures = colliding.join(signed_as("a"), "a").join(signed_as("b"), "b")
     return with_signatures.mapInArrow(_promising_batches(params), PAIRS.ddl)
 
 
 def verified(pairs: DataFrame, texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> DataFrame:
     """``pair_verification.verify_pairs`` of each (``a``, ``b``) pair of numbered texts: the
     ``EVIDENCE`` columns, ``matched_by`` null where no rule holds."""
-    key = lambda name: texts.select(F.col("doc").alias(name), F.col("exact_key").alias(f"key_{name}"))  # noqa: E731
-    return pairs.join(key("a"), "a").join(key("b"), "b").mapInArrow(_verification_batches(params), EVIDENCE.ddl)
+
+    def keys_as(side: str) -> DataFrame:
+        return texts.select(F.col("doc").alias(side), F.col("exact_key").alias(f"key_{side}"))
+
+    with_keys = pairs.join(keys_as("a"), "a").join(keys_as("b"), "b")
+    return with_keys.mapInArrow(_verification_batches(params), EVIDENCE.ddl)
 
 
 def paper_edges(evidence: DataFrame) -> DataFrame:
