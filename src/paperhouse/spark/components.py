@@ -27,10 +27,8 @@ class Components(NamedTuple):
 def connected_components(edges: DataFrame, source: str = "a", target: str = "b") -> Components:
     """The connected components of the undirected graph of ``edges`` (integer vertices)."""
     links = _distinct_links(
-        edges.where(F.col(source) != F.col(target)).select(
-            F.greatest(source, target).alias("child"), F.least(source, target).alias("parent")
-        )
-    ).localCheckpoint()
+        edges.select(F.greatest(source, target).alias("child"), F.least(source, target).alias("parent"))
+    )
     rounds = 0
     while True:
         # Each round's links are checkpointed: the plan of round n would otherwise hold all n before it.

@@ -12,10 +12,10 @@ a fragment join only its best container (``dedup.paper_edges``), connected compo
 
 Texts are numbered as on one machine (``doc``: the rank of the exact key among the sorted
 distinct keys), so pairs keep their orientation (a < b) and every tie breaks the same way.
-Intermediate results are checkpointed in the executors (``localCheckpoint``): they are read more
-than once, and a recomputed Python stage would cost its time again. Nothing the size of the corpus
-comes to the driver: only one row per partition (to number the texts) and one number per
-propagation round.
+Results read more than once are checkpointed in the executors (``localCheckpoint``): a recomputed
+Python stage would cost its time again, and the texts' numbers must not change between reads.
+Nothing the size of the corpus comes to the driver: one row per partition (to number the texts)
+and one answer per round of the components.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 _DEFAULT_PARAMS = DedupParams()  # frozen: one instance serves every call
 
 KEYED = Columns({"source_file": pl.String, "record_no": pl.Int32, "file_sha256": pl.String, "exact_key": pl.String})
-TEXT_FACTS = Columns({"doc": pl.Int64, "n_words": pl.Int64, "text_hash": pl.String})
+TEXTS = Columns({"doc": pl.Int64, "exact_key": pl.String, "n_words": pl.Int64, "text_hash": pl.String})
 SIGNED = Columns({"doc": pl.Int64, "n_shingles": pl.Int64, "signature": pl.Binary})
 BAND_ROWS = Columns({"band": pl.Int32, "bucket": pl.Int64, "doc": pl.Int64})
 PAIRS = Columns({"a": pl.Int64, "b": pl.Int64})
@@ -75,13 +75,12 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
     ``ASSIGNMENT_SCHEMA``, in no particular order."""
     keyed = records.mapInArrow(_each_batch(keyed_records, KEYED), KEYED.ddl).localCheckpoint()
     texts = numbered_texts(keyed.select("exact_key"))
-    facts = texts.mapInArrow(_each_batch(with_text_facts, TEXT_FACTS), TEXT_FACTS.ddl).localCheckpoint()
     candidates = candidate_pairs(texts, params)
     evidence = verified(candidates, texts, params).localCheckpoint()
     components = connected_components(paper_edges(evidence))
-    logger.info("duplicate groups found in %d label-propagation rounds", components.rounds)
+    logger.info("duplicate groups found in %d large-star/small-star rounds", components.rounds)
 
-    papers = _texts_with_papers(facts, components.labels).localCheckpoint()
+    papers = _texts_with_papers(texts, components.labels).localCheckpoint()
     to_canonical = papers.where(F.col("doc") != F.col("canonical_doc")).select(
         "doc", F.least("doc", "canonical_doc").alias("a"), F.greatest("doc", "canonical_doc").alias("b")
     )
@@ -94,14 +93,11 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
         to_canonical.join(again, ["a", "b"]).select("doc", *evidence_columns)
     )
 
-    assigned = (
-        keyed.join(texts, "exact_key")
-        .select("source_file", "record_no", "file_sha256", "doc")
-        .join(papers, "doc")
-        .join(canonical_evidence, "doc", "left")
+    with_papers = (
+        keyed.join(texts, "exact_key").select("source_file", "record_no", "file_sha256", "doc").join(papers, "doc")
     )
     canonical_record = (
-        assigned.where(F.col("doc") == F.col("canonical_doc"))
+        with_papers.where(F.col("doc") == F.col("canonical_doc"))
         .groupBy("canonical_doc")
         .agg(F.min(F.struct("file_sha256", "record_no", "source_file")).alias("first"))
         .select(
@@ -111,11 +107,13 @@ def assign_papers_on_spark(records: DataFrame, params: DedupParams = _DEFAULT_PA
             F.col("first.source_file").alias("canonical_source_file"),
         )
     )
-    return assigned.join(canonical_record, "canonical_doc").mapInArrow(_assignment_batches, ASSIGNMENTS.ddl)
+    assigned = with_papers.join(canonical_evidence, "doc", "left").join(canonical_record, "canonical_doc")
+    return assigned.mapInArrow(_assignment_batches, ASSIGNMENTS.ddl)
 
 
 def numbered_texts(keys: DataFrame) -> DataFrame:
-    """(``doc``, ``exact_key``) of each distinct key, ``doc`` its rank among the sorted keys from 0.
+    """(``doc``, ``exact_key``, ``n_words``, ``text_hash``) of each distinct key, ``doc`` its rank
+    among the sorted keys from 0.
 
     The keys are range-partitioned by the sort, so a key's rank is its row's position in its
     partition plus the sizes of the partitions before it: only those sizes come to the driver."""
@@ -132,11 +130,10 @@ def numbered_texts(keys: DataFrame) -> DataFrame:
         before += part["rows"]
     # monotonically_increasing_id numbers a partition's rows consecutively: position - first is the row's place in it.
     shift = ordered.sparkSession.createDataFrame(starts, "part int, shift bigint")
-    return (
-        ordered.join(F.broadcast(shift), "part")
-        .select((F.col("position") + F.col("shift")).alias("doc"), "exact_key")
-        .localCheckpoint()
+    numbered = ordered.join(F.broadcast(shift), "part").select(
+        (F.col("position") + F.col("shift")).alias("doc"), "exact_key"
     )
+    return numbered.mapInArrow(_each_batch(with_text_facts, TEXTS), TEXTS.ddl).localCheckpoint()
 
 
 def candidate_pairs(texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> DataFrame:
@@ -155,18 +152,27 @@ def candidate_pairs(texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> 
         .select(F.col("x.doc").alias("a"), F.col("y.doc").alias("b"))
         .distinct()
     )
-    side = lambda name: signed.select(  # noqa: E731
-        F.col("doc").alias(name), F.col("n_shingles").alias(f"shingles_{name}"), F.col("signature").alias(f"sig_{name}")
-    )
-    with_signatures = colliding.join(side("a"), "a").join(side("b"), "b")
-    return with_signatures.mapInArrow(_promising_batches(params), PAIRS.ddl).localCheckpoint()
+
+    def signed_as(side: str) -> DataFrame:
+        return signed.select(
+            F.col("doc").alias(side),
+            F.col("n_shingles").alias(f"shingles_{side}"),
+            F.col("signature").alias(f"sig_{side}"),
+        )
+
+    with_signatures = colliding.join(signed_as("a"), "a").join(signed_as("b"), "b")
+    return with_signatures.mapInArrow(_promising_batches(params), PAIRS.ddl)
 
 
 def verified(pairs: DataFrame, texts: DataFrame, params: DedupParams = _DEFAULT_PARAMS) -> DataFrame:
     """``pair_verification.verify_pairs`` of each (``a``, ``b``) pair of numbered texts: the
     ``EVIDENCE`` columns, ``matched_by`` null where no rule holds."""
-    key = lambda name: texts.select(F.col("doc").alias(name), F.col("exact_key").alias(f"key_{name}"))  # noqa: E731
-    return pairs.join(key("a"), "a").join(key("b"), "b").mapInArrow(_verification_batches(params), EVIDENCE.ddl)
+
+    def keys_as(side: str) -> DataFrame:
+        return texts.select(F.col("doc").alias(side), F.col("exact_key").alias(f"key_{side}"))
+
+    with_keys = pairs.join(keys_as("a"), "a").join(keys_as("b"), "b")
+    return with_keys.mapInArrow(_verification_batches(params), EVIDENCE.ddl)
 
 
 def paper_edges(evidence: DataFrame) -> DataFrame:
@@ -192,15 +198,16 @@ def paper_edges(evidence: DataFrame) -> DataFrame:
     return symmetric.unionByName(best.select("a", "b"))
 
 
-def _texts_with_papers(facts: DataFrame, labels: DataFrame) -> DataFrame:
+def _texts_with_papers(texts: DataFrame, labels: DataFrame) -> DataFrame:
     """Each text with its paper's canonical text: in its component, the text with the most words,
     ties to the smallest key (``doc``), as ``assign_papers`` chooses."""
-    texts = facts.join(labels.withColumnRenamed("vertex", "doc"), "doc", "left").withColumn(
+    facts = texts.select("doc", "n_words", "text_hash")
+    grouped = facts.join(labels.withColumnRenamed("vertex", "doc"), "doc", "left").withColumn(
         "component",
         F.coalesce("component", "doc"),  # a text in no edge is a paper of its own
     )
     canonical = (
-        texts.groupBy("component")
+        grouped.groupBy("component")
         .agg(F.min(F.struct((-F.col("n_words")).alias("fewer_words"), "doc")).alias("first"))
         .select("component", F.col("first.doc").alias("canonical_doc"))
     )
@@ -209,7 +216,7 @@ def _texts_with_papers(facts: DataFrame, labels: DataFrame) -> DataFrame:
         F.col("text_hash").alias("canonical_hash"),
         F.col("n_words").alias("canonical_n_words"),
     )
-    return texts.join(canonical, "component").join(about_canonical, "canonical_doc").drop("component")
+    return grouped.join(canonical, "component").join(about_canonical, "canonical_doc").drop("component")
 
 
 # The Python bodies of the stages: each runs in Spark's tasks on Arrow batches.
