@@ -25,10 +25,11 @@ import pytest
 from corpus import seed_abstracts
 from polars.testing import assert_frame_equal
 
+from paperhouse import real_data
 from paperhouse.analysis import analyse
 from paperhouse.normalize import clean_text
 from paperhouse.synth import generate
-from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA
+from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms
 
 pytest.importorskip("pyspark")
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs a JRE")
@@ -171,3 +172,20 @@ def test_similar_papers_are_the_same_up_to_their_tolerance(engines):
     pairs = expected.join(found, on=["paper_id", "similar_paper_id"], how="inner")
     assert pairs.height >= NEIGHBOURS_SHARED * expected.height
     assert (pairs["score"] - pairs["score_right"]).abs().max() <= SCORE_TOLERANCE
+
+
+@pytest.mark.skipif(not real_data.available(), reason="the real lists are missing (PAPERHOUSE_REALDATA)")
+def test_on_the_real_conference_lists_the_terms_are_the_same(spark, tmp_path):
+    from paperhouse.spark.term_index import index_terms_on_spark
+
+    # Real abstracts define and reuse acronyms, and spell terms several ways: the votes and merges.
+    papers = corpus(real_data.write_half("conferences", "tune", tmp_path).labels["text"].to_list())
+    expected = index_terms(papers.clone())
+    found = index_terms_on_spark(spark.createDataFrame(papers.to_arrow()).repartition(4))
+    assert expected.aliases.filter(pl.col("alias_kind") == "acronym").height > 10
+    assert_frame_equal(polars_of(found.terms, TERM_SCHEMA).sort("term"), expected.terms)
+    assert_frame_equal(polars_of(found.aliases, ALIAS_SCHEMA).sort("alias", "term"), expected.aliases)
+    ranked = polars_of(found.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank")
+    assert_frame_equal(ranked.drop("weight"), expected.paper_terms.sort("paper_id", "rank").drop("weight"))
+    assert (ranked["weight"] - expected.paper_terms.sort("paper_id", "rank")["weight"]).abs().max() <= WEIGHT_TOLERANCE
+    found.unpersist()
