@@ -225,8 +225,10 @@ def test_a_new_session_writes_the_marts_again_and_refuses_a_null_in_a_not_null_c
         )
     shutil.move(unlabelled, raw_topics)
     before = {path.name for path in (copy / "marts" / "paper_topics").glob("*.parquet")}
-    database_vars = ["--vars", json.dumps({"database_path": "paperhouse.duckdb"})]
-    again = spark_dbt(["run", "--select", "topics", "paper_topics", *database_vars], copy, tmp_path)
+    # The folder as a var, as the orchestration passes the database path: it wins over the variable.
+    variables = ["--vars", json.dumps({"database_path": "paperhouse.duckdb", "spark_warehouse": str(copy)})]
+    original = {path.name for path in (warehouse / "marts" / "paper_topics").glob("*.parquet")}
+    again = spark_dbt(["run", "--select", "topics", "paper_topics", *variables], warehouse, tmp_path)
     assert again.returncode != 0
     assert "not_null constraint violated" in again.stdout and "label (1 rows)" in again.stdout, again.stdout[-3000:]
     # paper_topics, which needs no label, was written
@@ -234,6 +236,7 @@ def test_a_new_session_writes_the_marts_again_and_refuses_a_null_in_a_not_null_c
     assert re.search(r"OK created sql table model marts\.paper_topics", output), output[-3000:]
     after = {path.name for path in (copy / "marts" / "paper_topics").glob("*.parquet")}
     assert after and not after & before  # new files in place of the old ones
+    assert {path.name for path in (warehouse / "marts" / "paper_topics").glob("*.parquet")} == original
     with duckdb.connect() as con:
         con.execute(f"attach '{duckdb_build}' as duck (read_only)")
         (rows,) = con.execute(f"select count(*) from {mart_parquet(copy, 'paper_topics')}").fetchone()
