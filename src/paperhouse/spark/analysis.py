@@ -33,6 +33,7 @@ class SparkCorpusAnalysis:
     index: SparkTermIndex
     model: SparkTopicModel
     similar: DataFrame  # SIMILAR_SCHEMA
+    weights: TermWeights  # index.weights collected (collect_weights): what the neighbour search read
 
 
 def analyse_on_spark(spark: SparkSession, papers: DataFrame, previous_topics: int | None = None) -> SparkCorpusAnalysis:
@@ -43,7 +44,7 @@ def analyse_on_spark(spark: SparkSession, papers: DataFrame, previous_topics: in
     weights = collect_weights(papers, index)  # for the neighbour search, which runs on the driver
     model = fit_topics_on_spark(papers, index.weights, lambda: weights, previous_topics)
     similar = similar_papers(weights)
-    return SparkCorpusAnalysis(index, model, spark.createDataFrame(similar.to_arrow(), _similar_schema()))
+    return SparkCorpusAnalysis(index, model, spark.createDataFrame(similar.to_arrow(), _similar_schema()), weights)
 
 
 def collect_weights(papers: DataFrame, index: SparkTermIndex) -> TermWeights:
