@@ -189,3 +189,24 @@ def test_on_the_real_conference_lists_the_terms_are_the_same(spark, tmp_path):
     assert_frame_equal(ranked.drop("weight"), expected.paper_terms.sort("paper_id", "rank").drop("weight"))
     assert (ranked["weight"] - expected.paper_terms.sort("paper_id", "rank")["weight"]).abs().max() <= WEIGHT_TOLERANCE
     found.unpersist()
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["the of and", "We study."],  # no word a term could start with
+        ["Graph neural networks (GNNs) scale. GNNs help.", "We train graph neural networks.", "Sparse autoencoders."],
+    ],
+)
+def test_a_corpus_of_a_few_papers_or_of_no_terms_gives_what_analyse_gives(spark, texts):
+    from paperhouse.spark.analysis import analyse_on_spark
+    from paperhouse.spark.topics import to_topic_model
+
+    papers = pl.DataFrame({"paper_id": [f"p{i}" for i in range(len(texts))], "text": texts})
+    expected = analyse(papers.clone())
+    found = analyse_on_spark(spark, spark.createDataFrame(papers.to_arrow()).repartition(4))
+    assert_frame_equal(polars_of(found.index.terms, TERM_SCHEMA).sort("term"), expected.index.terms)
+    ranked = polars_of(found.index.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank")
+    assert_frame_equal(ranked, expected.index.paper_terms.sort("paper_id", "rank"))
+    assert_frame_equal(to_topic_model(found.model).all_topics(), expected.model.all_topics())
+    assert found.similar.count() == expected.similar.height

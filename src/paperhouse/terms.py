@@ -51,6 +51,7 @@ from paperhouse.acronym_expansion import (
 from paperhouse.arrays import FirstSeenNumbers
 from paperhouse.ngram_counts import count_ngrams, number_ngrams
 from paperhouse.normalize import normalized_text
+from paperhouse.term_table import describe_terms, merge_spellings, stock_terms, term_sums
 from paperhouse.term_weights import (
     MAX_SHARED_TERMS_PER_PAPER,
     PAPER_TERM_SCHEMA,
@@ -61,11 +62,8 @@ from paperhouse.term_weights import (
 from paperhouse.term_words import (
     ADVERB,
     BEFORE_VERB,
-    ENDS_IN_PARTICIPLE,
     FUNCTION_WORDS,
-    GENERIC_WORDS,
     NOUNS_IN_LY,
-    STOCK_PHRASES,
     STOPWORDS,
     lemma_column,
     singular,
@@ -90,14 +88,12 @@ __all__ = [
     "TermWeights",
     "capitalised_words",
     "count_paper_ngrams",
-    "describe_terms",
     "index_terms",
     "index_words",
     "phrase_recurrence",
     "read_words",
     "singular",
     "spell",
-    "stock_term",
     "variant_key",
     "verb_lemmas",
     "verb_uses",
@@ -209,8 +205,8 @@ def index_words(
         return _EMPTY_INDEX
     paper_ids, expansions = words.paper_index["paper_id"], words.expansions
     parts, vocabulary = counted
-    parts, spellings = _merge_spellings(parts, vocabulary, _stock_terms(vocabulary))
-    sums = _term_sums(parts, vocabulary.height).join(vocabulary, on="term_idx")
+    parts, spellings = merge_spellings(parts, vocabulary, stock_terms(vocabulary))
+    sums = term_sums(parts, vocabulary.height).join(vocabulary, on="term_idx")
     terms = describe_terms(sums, len(paper_ids), words.capitalised)
     paper_terms, weights = weigh(parts, terms, vocabulary, paper_ids, max_terms)
     aliases = pl.concat([acronym_aliases(expansions, terms), spellings.join(terms.select("term"), on="term")])
@@ -243,23 +239,6 @@ def count_paper_ngrams(
     counts, texts = count_ngrams(tokens, acronyms.lemmas, max_words)
     del tokens  # 12 bytes per word of the corpus: gone before the counts become frames
     return number_ngrams(counts, texts)
-
-
-def describe_terms(sums: pl.DataFrame, n_papers: int, capitalised: pl.Series) -> pl.DataFrame:
-    """Each term's row from its sums over the corpus (``term``, ``papers``, ``uses``, ``heads``; other
-    columns kept): ``doc_freq``, ``head_share``, ``n_words``, ``idf`` and ``kind`` (``capitalised``:
-    ``capitalised_words`` of the corpus)."""
-    return sums.with_columns(
-        doc_freq=pl.col("papers").cast(pl.Int32),
-        head_share=pl.col("heads") / pl.col("uses"),
-        n_words=pl.col("term").str.count_matches(" ").cast(pl.Int32) + 1,
-        idf=((1 + n_papers) / (1 + pl.col("papers").cast(pl.Int32))).log() + 1,
-        kind=pl.when(pl.col("term").str.contains(r"[ -]"))
-        .then(pl.lit("phrase"))
-        .when(pl.col("term").is_in(capitalised.implode()))
-        .then(pl.lit("acronym"))
-        .otherwise(pl.lit("word")),
-    )
 
 
 def spell(papers: pl.DataFrame, verbs: pl.Series | None = None) -> tuple[list[SpelledBatch], pl.DataFrame]:
@@ -360,82 +339,6 @@ def word_pieces(papers: pl.DataFrame) -> pl.LazyFrame:
         )
         .explode("token")
         .drop_nulls("token")
-    )
-
-
-def _merge_spellings(
-    parts: list[pl.DataFrame], vocabulary: pl.DataFrame, stock: pl.Series
-) -> tuple[list[pl.DataFrame], pl.DataFrame]:
-    """The parts of the (paper, term) counts, each still in paper order, with spelling variants
-    merged into one term (the variant written most often, then the first in order) and then
-    ``stock`` terms dropped; and the merged spellings as aliases.
-
-    ``parts`` is emptied as its frames are filtered, so one part at a time is copied."""
-    spellings = (
-        _term_sums(parts, vocabulary.height)
-        .join(vocabulary, on="term_idx")
-        .with_columns(key=variant_key(pl.col("term")))
-    )
-    spellings = spellings.with_columns(
-        preferred=pl.col("term_idx").sort_by(["uses", "term_idx"], descending=[True, False]).first().over("key")
-    )
-    variants = spellings.filter(pl.col("term_idx") != pl.col("preferred"))
-    # Only rows of a variant or of its preferred spelling can meet; the rest pass through untouched.
-    is_involved = pl.col("term_idx").is_in(pl.concat([variants["term_idx"], variants["preferred"]]).unique().implode())
-    is_stock = pl.col("term_idx").is_in(stock.implode())
-    untouched, involved = [], []
-    while parts:
-        grams = parts.pop(0)
-        untouched.append(grams.filter(~is_involved & ~is_stock))
-        involved.append(grams.filter(is_involved))
-        del grams
-    regrouped = (
-        pl.concat(involved)
-        .join(variants.select("term_idx", "preferred"), on="term_idx", how="left")
-        .with_columns(term_idx=pl.coalesce("preferred", "term_idx"))
-        .group_by("paper_idx", "term_idx")
-        .agg(pl.col("count", "heads").sum())
-        .filter(~is_stock)
-        .sort("paper_idx")
-    )
-    merged = [*untouched, regrouped.cast(untouched[0].schema)]
-    aliases = variants.join(
-        vocabulary.rename({"term_idx": "preferred", "term": "preferred_term"}), on="preferred"
-    ).select(alias="term", term="preferred_term", alias_kind=pl.lit("spelling"), papers=pl.col("papers").cast(pl.Int32))
-    return merged, aliases
-
-
-def _term_sums(parts: list[pl.DataFrame], n_terms: int) -> pl.DataFrame:
-    """``term_idx``, ``papers``, ``uses`` and ``heads`` of every term that occurs in ``parts``: summed
-    part by part, as a group-by over the parts would first copy them into one frame."""
-    papers, uses, heads = (np.zeros(n_terms, dtype=np.int64) for _ in range(3))
-    for part in parts:
-        term_idx = part["term_idx"].to_numpy()
-        papers += np.bincount(term_idx, minlength=n_terms)
-        uses += np.bincount(term_idx, weights=part["count"].to_numpy(), minlength=n_terms).astype(np.int64)
-        heads += np.bincount(term_idx, weights=part["heads"].to_numpy(), minlength=n_terms).astype(np.int64)
-    occurring = np.flatnonzero(papers)
-    return pl.DataFrame(
-        {
-            "term_idx": occurring.astype(np.uint32),
-            "papers": papers[occurring],
-            "uses": uses[occurring],
-            "heads": heads[occurring],
-        }
-    )
-
-
-def _stock_terms(vocabulary: pl.DataFrame) -> pl.Series:
-    """The ``term_idx`` of stock terms (``stock_term``), decided once per term."""
-    return vocabulary.filter(stock_term(pl.col("term")))["term_idx"]
-
-
-def stock_term(term: pl.Expr) -> pl.Expr:
-    """Whether a term is a stock phrase, made only of generic words, or ends in a participle: dropped."""
-    return (
-        variant_key(term).is_in(STOCK_PHRASES)
-        | term.str.split(" ").list.eval(pl.element().is_in(GENERIC_WORDS)).list.all()
-        | term.str.contains(ENDS_IN_PARTICIPLE)
     )
 
 

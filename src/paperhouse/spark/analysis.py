@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 from scipy.sparse import csr_matrix
 
@@ -32,6 +33,7 @@ class SparkCorpusAnalysis:
     index: SparkTermIndex
     model: SparkTopicModel
     similar: DataFrame  # SIMILAR_SCHEMA
+    weights: TermWeights  # index.weights collected (collect_weights): what the neighbour search read
 
 
 def analyse_on_spark(spark: SparkSession, papers: DataFrame, previous_topics: int | None = None) -> SparkCorpusAnalysis:
@@ -42,12 +44,14 @@ def analyse_on_spark(spark: SparkSession, papers: DataFrame, previous_topics: in
     weights = collect_weights(papers, index)  # for the neighbour search, which runs on the driver
     model = fit_topics_on_spark(papers, index.weights, lambda: weights, previous_topics)
     similar = similar_papers(weights)
-    return SparkCorpusAnalysis(index, model, spark.createDataFrame(similar.to_arrow(), _similar_schema()))
+    return SparkCorpusAnalysis(index, model, spark.createDataFrame(similar.to_arrow(), _similar_schema()), weights)
 
 
 def collect_weights(papers: DataFrame, index: SparkTermIndex) -> TermWeights:
     """``index.weights`` on the driver, as ``index_words`` gives them: rows for every paper in id
     order (a paper without shared terms has an empty row), columns for the terms in sorted order."""
+    if index.terms.isEmpty():  # no word a term could start with: index_words' empty index has no rows
+        return TermWeights(csr_matrix((0, 0)), pl.Series("paper_id", [], pl.String), np.array([], dtype=str))
     paper_ids = pl.from_arrow(papers.select("paper_id").distinct().toArrow())["paper_id"].cast(pl.String).sort()
     entries = pl.from_arrow(index.weights.toArrow()).cast({"paper_id": pl.String, "term": pl.String})
     terms = entries["term"].unique().sort()

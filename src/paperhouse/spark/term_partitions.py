@@ -16,6 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from paperhouse.acronym_expansion import acronym_definitions, acronym_expansions, lowercase_uses
+from paperhouse.term_table import describe_terms, stock_term
 from paperhouse.term_weights import weigh
 from paperhouse.term_words import variant_key, verb_uses
 from paperhouse.terms import (
@@ -23,9 +24,7 @@ from paperhouse.terms import (
     PaperWords,
     capitalised_words,
     count_paper_ngrams,
-    describe_terms,
     spell,
-    stock_term,
     word_pieces,
 )
 
