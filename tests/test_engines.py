@@ -13,6 +13,7 @@ from paperhouse.spark.handover import (
     drop_parquet_views,
     export_raw_tables,
     import_marts,
+    keep_parquet_views,
     mart_folder,
     raw_table_folder,
     view_parquet_tables,
@@ -72,6 +73,16 @@ def test_raw_tables_go_out_and_marts_come_back_in_their_contract_types(tmp_path)
     assert export_raw_tables(build, warehouse) == {"papers_in": 5, "papers_view": 2}
     assert pl.read_parquet(warehouse / "raw" / "papers_view" / "*.parquet")["n"].to_list() == [3, 4]
     assert pl.read_parquet(spark_written / "*.parquet")["k"].to_list() == [7]
+    # Published, the file stands alone: the view's rows are kept as a table.
+    kept = tmp_path / "kept.duckdb"
+    with duckdb.connect(str(kept)) as con:
+        view_parquet_tables(con, warehouse, ["from_spark"])
+        keep_parquet_views(con)
+    (spark_written / "part-00000.parquet").unlink()
+    with duckdb.connect(str(kept), read_only=True) as con:
+        assert con.execute("select k from raw.from_spark").fetchall() == [(7,)]
+        assert con.execute("select table_type from information_schema.tables").fetchall() == [("BASE TABLE",)]
+    pl.DataFrame({"k": [7]}).write_parquet(spark_written / "part-00000.parquet")
     # The DuckDB engine, on the same warehouse later, writes the table itself.
     with duckdb.connect(str(build)) as con:
         drop_parquet_views(con)

@@ -47,7 +47,7 @@ def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
         paths = warehouse.paths
         compute = engine.compute(paths.warehouse)
         # The engine's profile target, and its inputs where it reads them (Spark: Parquet).
-        args = build_args(paths.build_database, target=compute.dbt_target)
+        args = build_args(paths.build_database, target=compute.dbt_target, variables=compute.dbt_vars)
         compute.before_models(paths.build_database)
         # Each warehouse keeps its own target folder: dbt parses the whole project again when the
         # database path in its profile changes.

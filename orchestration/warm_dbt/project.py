@@ -22,6 +22,7 @@ PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 DEFAULT_DATABASE_NAME = Path(DEFAULT_WAREHOUSE).name
 # The profile's own target (dbt_project/profiles.yml), the DuckDB engine's.
 DEFAULT_TARGET = "warehouse"
+NO_VARIABLES = "{}"
 
 
 class DbtParseFailed(Exception):
@@ -34,17 +35,18 @@ def project_stamp(project_dir: Path) -> float:
     return max((p.stat().st_mtime for p in sources), default=0.0)
 
 
-def build_args(database: str | Path, target: str = DEFAULT_TARGET) -> list[str]:
+def build_args(database: str | Path, target: str = DEFAULT_TARGET, variables: dict | None = None) -> list[str]:
     """`dbt build` of ``database`` (the profile reads its path from ``database_path``) with the
-    profile's ``target``, whichever dbt runs it. dbt's log file stops at info: formatting its debug
-    lines costs a build noticeable time (docs/performance.md). The default target is left to the
-    profile, so the command asks for the parse a warm process made ahead of it."""
-    args = ["build", "--vars", _database_vars(database), "--log-level-file", "info"]
+    profile's ``target`` and the target's own ``variables``, whichever dbt runs it. dbt's log file
+    stops at info: formatting its debug lines costs a build noticeable time (docs/performance.md).
+    The default target is left to the profile, so the command asks for the parse a warm process
+    made ahead of it."""
+    args = ["build", "--vars", _database_vars(database, variables), "--log-level-file", "info"]
     return args if target == DEFAULT_TARGET else [*args, "--target", target]
 
 
-def _database_vars(database: str | Path) -> str:
-    return json.dumps({"database_path": str(database)})
+def _database_vars(database: str | Path, variables: dict | None = None) -> str:
+    return json.dumps({"database_path": str(database), **(variables or {})})
 
 
 def flag_value(args: list[str], flag: str) -> str | None:
@@ -62,15 +64,26 @@ def database_name_in(args: list[str]) -> str:
     return Path(path).name if path else DEFAULT_DATABASE_NAME
 
 
+def command_variables(args: list[str]) -> str:
+    """A command line's ``--vars`` but the database path, as JSON with sorted keys: what a parse
+    renders into the project (a mart's location on Spark), so a parse serves only commands with
+    the same ones."""
+    variables = yaml.safe_load(flag_value(args, "--vars") or "{}") or {}
+    variables.pop("database_path", None)
+    return json.dumps(variables, sort_keys=True)
+
+
 def parse(
     project_dir: Path,
     target_path: Path,
     database_name: str = DEFAULT_DATABASE_NAME,
     profiles_dir: Path | None = None,
     target: str | None = None,
+    variables: str = NO_VARIABLES,
 ):
     """`dbt parse` in this process for a build database named ``database_name`` (and the
-    profile's ``target``, else its default): the manifest, also written to ``target_path``."""
+    profile's ``target``, else its default, and the command's other ``variables``,
+    ``command_variables``): the manifest, also written to ``target_path``."""
     from dbt.cli.main import dbtRunner
 
     project_parse = project_dir / "target" / PARTIAL_PARSE_FILE
@@ -99,7 +112,7 @@ def parse(
         "json",  # as the commands' logs, which dagster-dbt asks for in JSON
         "--no-send-anonymous-usage-stats",
         "--vars",
-        _database_vars(database_name),
+        _database_vars(database_name, json.loads(variables)),
     ]
     if target:
         args += ["--target", target]

@@ -35,7 +35,14 @@ import traceback
 from pathlib import Path
 from typing import Any, TypedDict
 
-from orchestration.warm_dbt.project import DbtParseFailed, database_name_in, flag_value, parse, project_stamp
+from orchestration.warm_dbt.project import (
+    DbtParseFailed,
+    command_variables,
+    database_name_in,
+    flag_value,
+    parse,
+    project_stamp,
+)
 from paperhouse.workers import loading_for_good
 
 MAX_REQUEST_BYTES = 1 << 20
@@ -51,6 +58,7 @@ class ParseRequest(TypedDict):
     profiles_dir: str
     target: str | None
     database_name: str
+    variables: str  # the command's other --vars, as JSON (``project.command_variables``)
     target_path: str
 
 
@@ -64,7 +72,7 @@ class Manifests:
 
     def get(self, request: ParseRequest):
         project_dir = Path(request["project_dir"])
-        key = (project_dir, request["profiles_dir"], request["target"], request["database_name"])
+        key = (project_dir, request["profiles_dir"], request["target"], request["database_name"], request["variables"])
         stamp = project_stamp(project_dir)
         kept = self._kept.get(key)
         if kept is None or kept[0] != stamp:
@@ -77,6 +85,7 @@ class Manifests:
                     request["database_name"],
                     Path(request["profiles_dir"]),
                     request["target"],
+                    request["variables"],
                 )
             self.parses += 1
             self._kept[key] = kept = (stamp, manifest)
@@ -101,6 +110,7 @@ def parse_request(args: list[str], env: dict[str, str], cwd: str) -> ParseReques
         "profiles_dir": str(profiles_dir),
         "target": flag_value(args, "--target") or env.get("DBT_TARGET"),
         "database_name": database_name_in(args),
+        "variables": command_variables(args),
         "target_path": str(target_path),
     }
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from orchestration.warm_dbt import SOCKET_ENV
+from orchestration.warm_dbt.project import NO_VARIABLES
 from orchestration.warm_dbt.server import ParseRequest, start
 
 # How long a new warm process may take to listen on its socket (a Python start and a few imports).
@@ -50,6 +51,7 @@ class WarmDbt:
             "profiles_dir": str(profiles_dir or project_dir),
             "target": target,
             "database_name": database_name,
+            "variables": NO_VARIABLES,
             "target_path": str(target_path),
         }
         try:

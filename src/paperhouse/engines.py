@@ -49,6 +49,7 @@ class Compute(Protocol):
 
     name: str
     dbt_target: str
+    dbt_vars: dict[str, str]  # the target's own dbt variables
 
     def ingest(self, seeds_dir: Path, build_database: Path, run_id: str | None, full_refresh: bool) -> Intake:
         """``raw.source_records`` and ``raw.seed_files`` in the build database
@@ -83,6 +84,7 @@ class LocalCompute:
 
     name = "duckdb"
     dbt_target = DBT_TARGETS["duckdb"]
+    dbt_vars: dict[str, str] = {}  # noqa: RUF012 (read only)
 
     def ingest(self, seeds_dir: Path, build_database: Path, run_id: str | None, full_refresh: bool) -> Intake:
         from paperhouse import parse_cache

@@ -6,19 +6,27 @@ stage that needs it and stops with the run.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
+from paperhouse import check_history
 from paperhouse.analysis import CorpusAnalysis
 from paperhouse.engines import DBT_TARGETS
 from paperhouse.expected_schemas import mart_schemas
 from paperhouse.gx_validation import SuiteResult
 from paperhouse.parse_cache import Intake
 from paperhouse.similar import SIMILAR_SCHEMA
-from paperhouse.spark.handover import export_raw_tables, import_marts, view_parquet_tables
-from paperhouse.spark.session import spark_session
+from paperhouse.spark.handover import (
+    export_raw_tables,
+    import_marts,
+    keep_parquet_views,
+    raw_table_folder,
+    view_parquet_tables,
+)
+from paperhouse.spark.session import MASTER_VARIABLE, spark_master, spark_session
 from paperhouse.suites import Suite
 from paperhouse.warehouse import connect
 
@@ -33,6 +41,9 @@ class SparkCompute:
     def __init__(self, warehouse_dir: Path, master: str | None = None) -> None:
         self.warehouse_dir = warehouse_dir
         self.master = master
+        # The spark target's warehouse folder: parsed into the marts' locations, so it is a
+        # variable of the command rather than the environment of whichever process parses.
+        self.dbt_vars = {"spark_warehouse": str(warehouse_dir)}
         self._session: SparkSession | None = None
 
     @property
@@ -78,7 +89,7 @@ class SparkCompute:
         """The terms, topics and similar papers as Spark jobs (``paperhouse.spark.analysis``),
         collected as the tables the DuckDB engine writes; the method names on the driver."""
         from paperhouse.names import extract_method_names
-        from paperhouse.spark.analysis import analyse_on_spark, collect_weights
+        from paperhouse.spark.analysis import analyse_on_spark
         from paperhouse.spark.topics import to_topic_model
         from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA, TermIndex
 
@@ -89,7 +100,7 @@ class SparkCompute:
             collected(spark_index.terms, TERM_SCHEMA).sort("term"),
             collected(spark_index.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank"),
             collected(spark_index.aliases, ALIAS_SCHEMA).sort("alias", "term"),
-            collect_weights(texts, spark_index),
+            analysis.weights,
         )
         similar = collected(analysis.similar, SIMILAR_SCHEMA).sort("paper_id", "rank")
         model = to_topic_model(analysis.model)
@@ -98,10 +109,20 @@ class SparkCompute:
         return CorpusAnalysis(index, model, similar, extract_method_names(papers))
 
     def before_models(self, build_database: Path) -> None:
+        """The raw tables as Parquet where the spark target reads them. dbt runs in a process of its
+        own, whose profile takes the master from the environment."""
+        os.environ[MASTER_VARIABLE] = spark_master(self.master)
         export_raw_tables(build_database, self.warehouse_dir)
+        # The check history is first written after the first dbt step; the models read it as empty.
+        if not raw_table_folder(self.warehouse_dir, check_history.TABLE).is_dir():
+            empty = raw_table_folder(self.warehouse_dir, check_history.TABLE)
+            empty.mkdir(parents=True)
+            pl.DataFrame(schema=check_history.CHECK_EVALUATION_SCHEMA).write_parquet(empty / "part-0.parquet")
 
     def after_models(self, build_database: Path) -> None:
         import_marts(build_database, self.warehouse_dir, mart_schemas())
+        with connect(build_database) as con:
+            keep_parquet_views(con)
 
     def validate(self, build_database: Path, suites: list[Suite]) -> list[SuiteResult]:
         """Each suite as Spark jobs over its table's Parquet (``paperhouse.spark.validation``); the

@@ -58,6 +58,15 @@ def drop_parquet_views(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f'drop view "{RAW_SCHEMA}"."{table}"')
 
 
+def keep_parquet_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Copy the rows of every view ``view_parquet_tables`` made into a table of the same name: the
+    published file stands alone (its readers may not open other files, ``warehouse.connect_reader``)."""
+    for table in sorted(_parquet_views(con)):
+        con.execute(f'create table "{RAW_SCHEMA}"."{table}__kept" as select * from "{RAW_SCHEMA}"."{table}"')
+        con.execute(f'drop view "{RAW_SCHEMA}"."{table}"')
+        con.execute(f'alter table "{RAW_SCHEMA}"."{table}__kept" rename to "{table}"')
+
+
 def export_raw_tables(build_database: Path, warehouse_dir: Path) -> dict[str, int]:
     """Every table and view of the build database's ``raw`` schema but the views of Spark's own
     Parquet (``view_parquet_tables``) as a Parquet folder of one file, replacing what an earlier

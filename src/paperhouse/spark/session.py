@@ -42,6 +42,8 @@ def spark_session(
         SparkSession.builder.master(spark_master(master))
         .appName("paperhouse")
         .config("spark.ui.enabled", "false")
+        # The progress bar writes to the console without a newline, among the run's own output.
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
