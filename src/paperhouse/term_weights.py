@@ -223,3 +223,19 @@ def _enclosing_counts(
         found = pairs[targets] == wanted  # the sub-phrase may have been dropped as a stock phrase
         np.maximum.at(enclosing, targets[found], count[rows[found]])
     return enclosing
+
+
+def weight_matrix(entries: pl.DataFrame, paper_ids: pl.Series, terms: pl.Series | np.ndarray) -> csr_matrix:
+    """``paper_id``, ``term``, ``weight`` rows -> a papers x terms matrix, rows in the order of
+    ``paper_ids`` and columns in the order of ``terms`` (each row's entries sorted by column)."""
+    rows = entries.select(
+        row=pl.col("paper_id").replace_strict(paper_ids, pl.int_range(len(paper_ids)), return_dtype=pl.Int64),
+        column=pl.col("term").replace_strict(terms, pl.int_range(len(terms)), return_dtype=pl.Int64),
+        weight="weight",
+    )
+    matrix = csr_matrix(
+        (rows["weight"].to_numpy(), (rows["row"].to_numpy(), rows["column"].to_numpy())),
+        shape=(len(paper_ids), len(terms)),
+    )
+    matrix.sort_indices()
+    return matrix

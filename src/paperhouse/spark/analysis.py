@@ -19,7 +19,7 @@ from scipy.sparse import csr_matrix
 from paperhouse.similar import SIMILAR_SCHEMA, similar_papers
 from paperhouse.spark.term_index import SparkTermIndex, index_terms_on_spark
 from paperhouse.spark.topics import SparkTopicModel, fit_topics_on_spark
-from paperhouse.term_weights import TermWeights
+from paperhouse.term_weights import TermWeights, weight_matrix
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -55,17 +55,7 @@ def collect_weights(papers: DataFrame, index: SparkTermIndex) -> TermWeights:
     paper_ids = pl.from_arrow(papers.select("paper_id").distinct().toArrow())["paper_id"].cast(pl.String).sort()
     entries = pl.from_arrow(index.weights.toArrow()).cast({"paper_id": pl.String, "term": pl.String})
     terms = entries["term"].unique().sort()
-    rows = entries.select(
-        row=pl.col("paper_id").replace_strict(paper_ids, pl.int_range(len(paper_ids)), return_dtype=pl.Int64),
-        column=pl.col("term").replace_strict(terms, pl.int_range(len(terms)), return_dtype=pl.Int64),
-        weight="weight",
-    )
-    matrix = csr_matrix(
-        (rows["weight"].to_numpy(), (rows["row"].to_numpy(), rows["column"].to_numpy())),
-        shape=(len(paper_ids), len(terms)),
-    )
-    matrix.sort_indices()
-    return TermWeights(matrix, paper_ids, terms.to_numpy())
+    return TermWeights(weight_matrix(entries, paper_ids, terms), paper_ids, terms.to_numpy())
 
 
 def _similar_schema():

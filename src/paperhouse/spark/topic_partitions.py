@@ -8,10 +8,10 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from scipy.sparse import csr_matrix
 
 from paperhouse.spark.term_partitions import frame_of, record_batches
 from paperhouse.subtopics import SplitModel, place_in_split
+from paperhouse.term_weights import weight_matrix
 from paperhouse.topics import paper_rows, topic_shares
 
 PLACED_SCHEMA = pa.schema(
@@ -38,16 +38,7 @@ def placed_papers_of(
     if rows is None:
         return
     paper_ids = rows["paper_id"].unique().sort()
-    entries = rows.drop_nulls("term").select(
-        row=pl.col("paper_id").replace_strict(paper_ids, pl.int_range(len(paper_ids)), return_dtype=pl.Int64),
-        column=pl.col("term").replace_strict(terms, pl.int_range(len(terms)), return_dtype=pl.Int64),
-        weight="weight",
-    )
-    matrix = csr_matrix(
-        (entries["weight"].to_numpy(), (entries["row"].to_numpy(), entries["column"].to_numpy())),
-        shape=(len(paper_ids), len(terms)),
-    )
-    matrix.sort_indices()
+    matrix = weight_matrix(rows.drop_nulls("term"), paper_ids, terms)
     shares = topic_shares(model.transform(matrix))
     primary = shares.argmax(axis=1)
     subtopic_shares: list[np.ndarray | None] = [None] * len(paper_ids)
