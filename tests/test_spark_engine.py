@@ -47,10 +47,12 @@ def _rows(con: duckdb.DuckDBPyConnection, table: str, columns: list[str] | None)
     return con.execute(f"select {select} from marts.{table} order by all").fetchall()
 
 
-def _build(folder: Path, seeds: Path, engine: str) -> Path:
+def _build(folder: Path, seeds: Path, engine: str, **environment: str) -> Path:
     warehouse = folder / engine / "paperhouse.duckdb"
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv(SPARK_WAREHOUSE_ENV, str(folder / engine / "spark-warehouse"))
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
         outcome = run_all(resolve_paths(seeds, warehouse), engine=engine)
     assert outcome.success, outcome.reason
     return warehouse
@@ -105,6 +107,22 @@ def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(seeds_builds
     marts = spark_build.parent / "spark-warehouse" / "marts"
     assert (marts / "papers").is_dir()
     assert any((marts / "papers").glob("*.parquet"))
+
+
+def test_a_local_cluster_spreads_the_stages_over_its_executors(seeds_builds, tmp_path):
+    """Spark's `local-cluster` master: two executor processes, as on a cluster. Each executor
+    logs the tasks it ran in its own folder (``SPARK_WORKER_DIR``); both must have run some."""
+    workers = tmp_path / "workers"
+    build = _build(
+        tmp_path, SEEDS, "spark", PAPERHOUSE_SPARK_MASTER="local-cluster[2,1,1024]", SPARK_WORKER_DIR=str(workers)
+    )
+    _compare(seeds_builds[0], build)
+    tasks = {
+        log.parent.name: log.read_text(errors="replace").count("Finished task")
+        for log in workers.glob("app-*/*/stderr")
+    }
+    executors = {executor for executor, finished in tasks.items() if finished}
+    assert len(executors) >= 2, tasks
 
 
 def test_both_engines_agree_on_the_dev_lists(tmp_path):
