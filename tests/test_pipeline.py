@@ -349,12 +349,12 @@ def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monke
     """Corrupt the dedup output: its blocking check fails, nothing after it runs, nothing is published."""
     import polars as pl
 
-    import orchestration.assets.dedup as dedup_asset
-    from paperhouse import cli
+    from paperhouse import cli, dedup
 
-    real_assign = dedup_asset.assign_papers
+    real_assign = dedup.assign_papers
+    # The DuckDB engine's dedup step (paperhouse.engines.LocalCompute) calls it.
     monkeypatch.setattr(
-        dedup_asset, "assign_papers", lambda records: real_assign(records).with_columns(similarity=pl.lit(1.5))
+        dedup, "assign_papers", lambda records: real_assign(records).with_columns(similarity=pl.lit(1.5))
     )
     warehouse = tmp_path / "warehouse.duckdb"
     code = cli.main(["run", "--seeds", str(SEEDS), "--warehouse", str(warehouse)])
@@ -400,9 +400,7 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
 def test_dedup_and_analysis_compute_with_the_build_database_closed(tmp_path, monkeypatch, capsys):
     """A connection left open keeps the blocks it read cached (1.1 GB for 10^6 texts) under the
     step's own memory; closed, another process can open the build database for writing."""
-    import orchestration.assets.dedup as dedup_asset
-    import orchestration.assets.nlp as nlp_asset
-    from paperhouse import cli
+    from paperhouse import analysis, cli, dedup
 
     build = tmp_path / ".warehouse.duckdb.build" / "warehouse.duckdb"
     opens_elsewhere = []
@@ -415,14 +413,14 @@ def test_dedup_and_analysis_compute_with_the_build_database_closed(tmp_path, mon
         )
         opens_elsewhere.append(opener.returncode == 0 or opener.stderr[-300:])
 
-    real_assign = dedup_asset.assign_papers
-    monkeypatch.setattr(dedup_asset, "assign_papers", lambda records: probe() or real_assign(records))
+    real_assign = dedup.assign_papers
+    monkeypatch.setattr(dedup, "assign_papers", lambda records: probe() or real_assign(records))
 
-    def analyse_and_stop(papers):
+    def analyse_and_stop(papers, previous_topics=None):
         probe()
         raise RuntimeError("stop here")
 
-    monkeypatch.setattr(nlp_asset, "analyse", analyse_and_stop)
+    monkeypatch.setattr(analysis, "analyse", analyse_and_stop)
     assert cli.main(["run", "--seeds", str(SEEDS), "--warehouse", str(tmp_path / "warehouse.duckdb")]) != 0
     assert "stop here" in capsys.readouterr().err
     assert opens_elsewhere == [True, True]
