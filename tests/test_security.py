@@ -20,7 +20,7 @@ SQL_IDENTIFIERS = {
     "key_columns",
     "column_declarations",
 }
-SQL_CONSTANTS = {"ROW_GROUP_ROWS"}  # module constants, never data
+SQL_CONSTANTS = {"ROW_GROUP_ROWS", "MARTS_SCHEMA"}  # module constants, never data
 # Escaped by paperhouse.warehouse, where DuckDB takes no parameters (ATTACH, USE, COPY TO).
 ESCAPED = re.compile(r"^sql_(literal|identifier)\(")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from paperhouse.spark.tables import table_location
-from paperhouse.warehouse import RAW_SCHEMA, connect
+from paperhouse.warehouse import RAW_SCHEMA, connect, sql_literal
 
 MARTS_SCHEMA = "marts"
 
@@ -28,10 +28,6 @@ def mart_folder(warehouse_dir: Path, table: str) -> Path:
     return Path(table_location(f"{MARTS_SCHEMA}.{table}", warehouse_dir))
 
 
-def _quoted(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 def view_parquet_tables(con: duckdb.DuckDBPyConnection, warehouse_dir: Path, tables: list[str]) -> None:
     """``raw.<table>`` in the build database as a view of the Parquet folder Spark wrote, so what
     reads the build database (run summaries, the id registries, the checks) reads Spark's rows."""
@@ -39,8 +35,11 @@ def view_parquet_tables(con: duckdb.DuckDBPyConnection, warehouse_dir: Path, tab
     for table in tables:
         con.execute(f'drop table if exists "{RAW_SCHEMA}"."{table}"')
         con.execute(f'drop view if exists "{RAW_SCHEMA}"."{table}"')
-        files = _quoted(raw_table_folder(warehouse_dir, table) / "*.parquet")
-        con.execute(f'create view "{RAW_SCHEMA}"."{table}" as select * from read_parquet({files})')
+        # A view takes no parameters: the path goes in as an escaped literal.
+        con.execute(
+            f'create view "{RAW_SCHEMA}"."{table}" as select * from '
+            f"read_parquet({sql_literal(str(raw_table_folder(warehouse_dir, table) / '*.parquet'))})"
+        )
 
 
 def _parquet_views(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -87,7 +86,7 @@ def export_raw_tables(build_database: Path, warehouse_dir: Path) -> dict[str, in
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True)
             con.execute(
-                f'copy (select * from "{RAW_SCHEMA}"."{table}") to {_quoted(folder / "part-0.parquet")} '
+                f'copy (select * from "{RAW_SCHEMA}"."{table}") to {sql_literal(str(folder / "part-0.parquet"))} '
                 "(format parquet)"
             )
             rows[table] = con.execute(f'select count(*) from "{RAW_SCHEMA}"."{table}"').fetchone()[0]
@@ -106,11 +105,7 @@ def import_marts(build_database: Path, warehouse_dir: Path, schemas: dict[str, d
             folder = mart_folder(warehouse_dir, table)
             if not any(folder.glob("*.parquet")):
                 continue
-            definitions = ", ".join(f'"{column}" {declared}' for column, declared in columns.items())
-            casts = ", ".join(
-                f'cast("{column}" as {declared.removesuffix(" NOT NULL")}) as "{column}"'
-                for column, declared in columns.items()
-            )
+            column_declarations = ", ".join(f'"{column}" {declared}' for column, declared in columns.items())
             con.begin()
             kind = con.execute(
                 "select table_type from information_schema.tables where table_schema = ? and table_name = ?",
@@ -118,10 +113,11 @@ def import_marts(build_database: Path, warehouse_dir: Path, schemas: dict[str, d
             ).fetchone()
             if kind and kind[0] == "VIEW":
                 con.execute(f'drop view {MARTS_SCHEMA}."{table}"')
-            con.execute(f'create or replace table {MARTS_SCHEMA}."{table}" ({definitions})')
+            con.execute(f'create or replace table {MARTS_SCHEMA}."{table}" ({column_declarations})')
+            # By name, cast to the declared types (Spark's counts are bigint where a contract says integer).
             con.execute(
-                f'insert into {MARTS_SCHEMA}."{table}" select {casts} '
-                f"from read_parquet({_quoted(folder / '*.parquet')})"
+                f'insert into {MARTS_SCHEMA}."{table}" by name select * from read_parquet(?)',
+                [str(folder / "*.parquet")],
             )
             con.commit()
             rows[table] = con.execute(f'select count(*) from {MARTS_SCHEMA}."{table}"').fetchone()[0]
