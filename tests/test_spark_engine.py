@@ -6,6 +6,7 @@ exact (ingest, dedup, paper ids, terms); where a step is approximate the toleran
 and checked.
 """
 
+import time
 from pathlib import Path
 
 import duckdb
@@ -112,14 +113,21 @@ def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(seeds_builds
 def test_a_local_cluster_spreads_the_stages_over_its_executors(seeds_builds, tmp_path):
     """Spark's `local-cluster` master: two executor processes, as on a cluster. Each executor
     logs the tasks it ran in its own folder (``SPARK_WORKER_DIR``); both must have run some."""
+    import pyspark
+
     workers = tmp_path / "workers"
+    started = time.time()
     build = _build(
         tmp_path, SEEDS, "spark", PAPERHOUSE_SPARK_MASTER="local-cluster[2,1,1024]", SPARK_WORKER_DIR=str(workers)
     )
     _compare(seeds_builds[0], build)
+    # A Spark JVM already running in this process keeps the environment it started with: then the
+    # executors log under Spark's own folder (SPARK_HOME/work), as without SPARK_WORKER_DIR.
+    logs = [*workers.glob("app-*/*/stderr"), *(Path(pyspark.__file__).parent / "work").glob("app-*/*/stderr")]
     tasks = {
-        log.parent.name: log.read_text(errors="replace").count("Finished task")
-        for log in workers.glob("app-*/*/stderr")
+        f"{log.parent.parent.name}/{log.parent.name}": log.read_text(errors="replace").count("Finished task")
+        for log in logs
+        if log.stat().st_mtime >= started
     }
     executors = {executor for executor, finished in tasks.items() if finished}
     assert len(executors) >= 2, tasks
