@@ -32,12 +32,7 @@ from orchestration.runner import run_all
 from orchestration.warm_dbt.project import build_args
 from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, venv_executable
 
-pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"), reason="Spark needs Java"),
-]
-pytest.importorskip("pyspark")
-pytest.importorskip("dbt.adapters.spark")
+pytestmark = pytest.mark.spark
 
 RELATIVE_TOLERANCE = 1e-9
 SOURCES_YAML = DBT_PROJECT_DIR / "models" / "staging" / "_raw__sources.yml"

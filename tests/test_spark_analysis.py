@@ -18,7 +18,6 @@ Needs a JRE; a module-scoped session on local[2], stopped at the end.
 """
 
 import hashlib
-import shutil
 
 import polars as pl
 import pytest
@@ -31,8 +30,7 @@ from paperhouse.normalize import clean_text
 from paperhouse.synth import generate
 from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms
 
-pytest.importorskip("pyspark")
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs a JRE")
+pytestmark = pytest.mark.spark
 
 WEIGHT_TOLERANCE = 1e-12
 SHARE_TOLERANCE = 0.005

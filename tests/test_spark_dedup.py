@@ -27,6 +27,8 @@ from paperhouse.spark.dedup import assign_papers_on_spark, numbered_texts
 from paperhouse.spark.session import spark_session
 from paperhouse.variants import VARIANTS
 
+pytestmark = pytest.mark.spark
+
 DEFAULT_PARAMS = DedupParams()
 RECORD_COLUMNS = ["source_file", "record_no", "file_sha256", "normalized_text"]
 

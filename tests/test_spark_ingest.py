@@ -4,7 +4,7 @@ hash, record_no) and ``raw.seed_files``, on the bundled seeds, on a folder of ba
 structured inputs with a sidecar and a companion table, and on the real lists (with
 ``PAPERHOUSE_REALDATA``). No tolerance: ingest is exact on both engines.
 
-Needs pyspark and a Java runtime (the ``spark`` extra); skipped without them. One local[2]
+Needs pyspark (the ``spark`` extra, which `make` installs) and a Java runtime. One local[2]
 session serves the module and is stopped after it."""
 
 import os
@@ -20,13 +20,7 @@ from polars.testing import assert_frame_equal
 
 from paperhouse import parse_cache, real_data
 from paperhouse.ingest import PARSED_RECORD_SCHEMA, SEED_FILE_SCHEMA, SOURCE_RECORD_SCHEMA, parser_version
-from paperhouse.warehouse import connect
-
-pytest.importorskip("pyspark")
-if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    pytest.skip("Spark needs a Java runtime", allow_module_level=True)
-
-from paperhouse.spark.frames import to_polars  # after the skips: imports pyspark
+from paperhouse.spark.frames import to_polars
 from paperhouse.spark.ingest import (
     parse_cache_folder,
     read_folder_on_spark,
@@ -35,6 +29,9 @@ from paperhouse.spark.ingest import (
     write_raw_table,
 )
 from paperhouse.spark.session import spark_session
+from paperhouse.warehouse import connect
+
+pytestmark = pytest.mark.spark
 
 ABSTRACTS = seed_abstracts()
 

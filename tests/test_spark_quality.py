@@ -8,7 +8,6 @@ One difference is stated and checked: Parquet carries no NOT NULL constraint, so
 the contract declares NOT NULL counts as such when it holds no null."""
 
 import math
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from paperhouse.spark.tables import duckdb_type_name, read_table, table_location
 from paperhouse.spark.validation import NOT_NULL, declared_types, validate_suite_on_spark
 from paperhouse.suites import SUITES_BY_NAME
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="the Spark engine needs a Java runtime")
+pytestmark = pytest.mark.spark
 
 HASH = "ab" * 32
 
