@@ -12,12 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import polars as pl
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from paperhouse import engines
-from paperhouse.analysis import CorpusAnalysis
 
 
 class EngineResource(ConfigurableResource):
@@ -51,12 +49,6 @@ class EngineResource(ConfigurableResource):
                 spark_warehouse=Path(self.spark_warehouse) if self.spark_warehouse else None,
             )
         return self._compute
-
-    def assign_papers(self, warehouse_file: Path, records: pl.DataFrame) -> pl.DataFrame:
-        return self.compute(warehouse_file).assign_papers(records)
-
-    def analyse(self, warehouse_file: Path, papers: pl.DataFrame, previous_topics: int | None) -> CorpusAnalysis:
-        return self.compute(warehouse_file).analyse(papers, previous_topics)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         # The dbt step's process reads the engine from the environment (its profile's target and

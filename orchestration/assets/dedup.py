@@ -51,9 +51,8 @@ def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResour
         known = registry.load(con)
     # Not bound to a name here: assign_papers holds the only reference to the records, and drops
     # their texts once it has keyed them (1.7 GB at 10^6 records).
-    assigned = engine.assign_papers(
-        warehouse.paths.warehouse, warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",))
-    )
+    compute = engine.compute(warehouse.paths.warehouse)
+    assigned = compute.assign_papers(warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",)))
     resolution = registry.resolve(assigned, known, context.run.run_id, datetime.now(UTC))
     assignments = resolution.assignments
     with warehouse.build_connection() as con:

@@ -90,7 +90,8 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
         size = topic_ids.previous_size(con)
     # The previous run's number of topics, which the model keeps while it still fits (none on a
     # first run). The texts are not held here: the analysis frees them early.
-    analysis = engine.analyse(warehouse.paths.warehouse, warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)), size)
+    compute = engine.compute(warehouse.paths.warehouse)
+    analysis = compute.analyse(warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)), size)
     index, neighbours, names = analysis.index, analysis.similar, analysis.names
     # Author keywords (exports only; text lists have none, and then nothing is matched) and their terms.
     keywords = keyword_terms(warehouse.read_frame(KEYWORDS_SQL), index.terms, index.aliases)
