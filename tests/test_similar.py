@@ -151,7 +151,7 @@ def test_past_the_exact_budget_the_lsa_nearest_are_scored_by_their_profiles(monk
     narrowed = similar_papers(weights)
     # The same papers LSA finds, ranked and scored as the exact search scores them.
     vectors = similar.lsa_vectors(weights)
-    lsa_nearest = similar._neighbours(vectors, np.arange(76), np.arange(76), 5)
+    lsa_nearest = similar.vector_neighbours(vectors, np.arange(76), np.arange(76), 5)
     assert set(zip(*(weights.paper_ids.gather(part).to_list() for part in lsa_nearest[:2]), strict=True)) == set(
         narrowed.select("paper_id", "similar_paper_id").iter_rows()
     )

@@ -392,7 +392,7 @@ def test_each_papers_nearest_cells_are_found_holding_one_chunks_distances_at_a_t
     rng = np.random.default_rng(0)
     vectors, centroids = rng.random((40_000, 8), dtype=np.float32), rng.random((500, 8), dtype=np.float32)
     tracemalloc.start()
-    nearest = similar._nearest_cells(vectors, centroids, probes=3)
+    nearest = similar.nearest_cells(vectors, centroids, probes=3)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     # Ten chunks of 4,096 papers x 500 cells: one chunk's distances and ranking are 16 MB.

@@ -52,8 +52,12 @@ def paper_assignments(context: AssetExecutionContext, warehouse: WarehouseResour
     # Not bound to a name here: assign_papers holds the only reference to the records, and drops
     # their texts once it has keyed them (1.7 GB at 10^6 records).
     compute = engine.compute(warehouse.paths.warehouse)
-    assigned = compute.assign_papers(warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",)))
-    resolution = registry.resolve(assigned, known, context.run.run_id, datetime.now(UTC))
+    resolution = compute.assign_papers(
+        warehouse.read_frame(_ACCEPTED_RECORDS, large=("normalized_text",)),
+        known,
+        context.run.run_id,
+        datetime.now(UTC),
+    )
     assignments = resolution.assignments
     with warehouse.build_connection() as con:
         # Assignments and the registry entries naming them change together or not at all.

@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import polars as pl
 
     from paperhouse.analysis import CorpusAnalysis
     from paperhouse.gx_validation import SuiteResult
     from paperhouse.parse_cache import Intake
+    from paperhouse.registry import Resolution
     from paperhouse.suites import Suite
 
 ENGINE_ENV = "PAPERHOUSE_ENGINE"
@@ -56,8 +59,11 @@ class Compute(Protocol):
         (``paperhouse.parse_cache.ingest``)."""
         ...
 
-    def assign_papers(self, records: pl.DataFrame) -> pl.DataFrame:
-        """``paperhouse.dedup.assign_papers``."""
+    def assign_papers(
+        self, records: pl.DataFrame, registry: pl.DataFrame, run_id: str | None, now: datetime
+    ) -> Resolution:
+        """``paperhouse.dedup.assign_papers``, its papers named from the paper-id ``registry``
+        (``paperhouse.registry.resolve``)."""
         ...
 
     def analyse(self, papers: pl.DataFrame, previous_topics: int | None) -> CorpusAnalysis:
@@ -95,10 +101,13 @@ class LocalCompute:
             drop_parquet_views(con)  # a Spark run's, on this warehouse before
             return parse_cache.ingest(con, seeds_dir, run_id, full_refresh)
 
-    def assign_papers(self, records: pl.DataFrame) -> pl.DataFrame:
-        from paperhouse.dedup import assign_papers
+    def assign_papers(
+        self, records: pl.DataFrame, registry: pl.DataFrame, run_id: str | None, now: datetime
+    ) -> Resolution:
+        from paperhouse import dedup
+        from paperhouse.registry import resolve
 
-        return assign_papers(records)
+        return resolve(dedup.assign_papers(records), registry, run_id, now)
 
     def analyse(self, papers: pl.DataFrame, previous_topics: int | None) -> CorpusAnalysis:
         from paperhouse.analysis import analyse

@@ -67,19 +67,43 @@ def extract_method_names(papers: pl.DataFrame, max_shared_papers: int = 2) -> pl
     (``SMALL_TEXTS_BYTES``)."""
     stripped_batches = _stripped_batches(papers)
     names = pl.concat([_introduced_names(texts) for texts in stripped_batches()])
-    # A name written in several papers is something they build on, not what one of them introduces.
-    shared = max(max_shared_papers, int(0.01 * papers.height))
-    found = names["method_name"].drop_nulls().unique().implode()
+    found = names["method_name"].drop_nulls().unique()
     usage = (
-        pl.concat([_papers_writing(texts, found) for texts in stripped_batches()])
+        pl.concat([_papers_writing(texts, found.implode()) for texts in stripped_batches()])
         .group_by("method_name")
         .agg(pl.col("papers").sum())
     )
+    return without_common_names(names, usage, papers.height, max_shared_papers)
+
+
+def introduced_names(papers: pl.DataFrame) -> pl.DataFrame:
+    """``NAME_SCHEMA``: the name each of a batch of papers (``paper_id``, ``text``) introduces, or
+    null; before names that many papers write are taken back (``without_common_names``)."""
+    return _introduced_names(_stripped(papers))
+
+
+def papers_writing(papers: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
+    """``method_name``, ``papers``: how many of a batch of papers (``paper_id``, ``text``) write each of ``names``."""
+    return _papers_writing(_stripped(papers), names.implode())
+
+
+def without_common_names(
+    names: pl.DataFrame, usage: pl.DataFrame, n_papers: int, max_shared_papers: int = 2
+) -> pl.DataFrame:
+    """``names`` (``NAME_SCHEMA``) without those more than ``max_shared_papers`` papers (or 1% of
+    the corpus's ``n_papers``) write, by ``usage`` (``method_name``, ``papers``)."""
+    # A name written in several papers is something they build on, not what one of them introduces.
+    shared = shared_papers_limit(n_papers, max_shared_papers)
     common = pl.col("method_name").is_in(usage.filter(pl.col("papers") > shared)["method_name"].implode())
     return names.with_columns(
         method_long_form=pl.when(common).then(None).otherwise("method_long_form"),
         method_name=pl.when(common).then(None).otherwise("method_name"),
     ).cast(NAME_SCHEMA)
+
+
+def shared_papers_limit(n_papers: int, max_shared_papers: int = 2) -> int:
+    """How many papers may write a name before it is prior work rather than one paper's own."""
+    return max(max_shared_papers, int(0.01 * n_papers))
 
 
 def _stripped_batches(papers: pl.DataFrame) -> Callable[[], Iterator[pl.DataFrame]]:

@@ -28,8 +28,10 @@ Every text not yet registered is then registered with its group's id.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import count
 
 import duckdb
 import polars as pl
@@ -69,12 +71,34 @@ def append(con: duckdb.DuckDBPyConnection, entries: pl.DataFrame) -> None:
     append_rows(con, TABLE, entries, key=("text_hash",))
 
 
-def _minted(text_hash: str, taken: set[str]) -> str:
-    candidate, n = "p_" + text_hash[:16], 0
-    while candidate in taken:
-        n += 1
-        candidate = "p_" + hashlib.sha256(f"{text_hash}#{n}".encode()).hexdigest()[:16]
-    return candidate
+def minted_id(text_hash: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """A new paper's id from its canonical text's hash: ``p_`` + its first 16 hex digits, or, while
+    that is ``taken``, of the hash of ``<text hash>#<n>``."""
+    return next(candidate for candidate in id_candidates(text_hash) if candidate not in taken)
+
+
+def id_candidates(text_hash: str) -> Iterator[str]:
+    """The ids a new paper may mint, in the order they are tried (``minted_id``)."""
+    yield "p_" + text_hash[:16]
+    for n in count(1):
+        yield "p_" + hashlib.sha256(f"{text_hash}#{n}".encode()).hexdigest()[:16]
+
+
+CLAIM_ORDER = (["generation", "paper_id", "has_origin", "n_texts", "canonical_hash"], [False, False, True, True, False])
+
+
+def name_claimants(claims: pl.DataFrame) -> dict[str, str]:
+    """Each group that gets a registered id, and the id: oldest ids first (``claims`` sorted by
+    ``CLAIM_ORDER``), each to its best claimant (``group``) that has no id yet."""
+    named: dict[str, str] = {}
+    current, given = None, False
+    for group, paper_id in claims.select("group", "paper_id").iter_rows():
+        if paper_id != current:
+            current, given = paper_id, False
+        if not given and group not in named:
+            named[group] = paper_id
+            given = True
+    return named
 
 
 def resolve(assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | None, now: datetime) -> Resolution:
@@ -95,25 +119,14 @@ def resolve(assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | Non
         .agg(n_texts=pl.len(), has_origin=pl.col("is_origin").any())
         .join(id_age, on="paper_id")
         .join(groups, on="group")
-        .sort(
-            ["generation", "paper_id", "has_origin", "n_texts", "canonical_hash"],
-            descending=[False, False, True, True, False],
-        )
+        .sort(CLAIM_ORDER[0], descending=CLAIM_ORDER[1])
     )
-    # Oldest ids first; each goes to its best claimant that has no id yet.
-    named: dict[str, str] = {}
-    current, given = None, False
-    for group, paper_id in claims.select("group", "paper_id").iter_rows():
-        if paper_id != current:
-            current, given = paper_id, False
-        if not given and group not in named:
-            named[group] = paper_id
-            given = True
+    named = name_claimants(claims)
     taken = set(registry["paper_id"].to_list()) | set(named.values())
     minted = 0
     for group, canonical_hash in groups.select("group", "canonical_hash").iter_rows():
         if group not in named:
-            named[group] = _minted(canonical_hash, taken)
+            named[group] = minted_id(canonical_hash, taken)
             taken.add(named[group])
             minted += 1
 
@@ -125,19 +138,12 @@ def resolve(assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | Non
         .with_columns(paper_id="final_id")
         .drop("final_id")
     )
-    generation = int(registry["generation"].max() or 0) + 1
-    new_entries = (
+    unregistered = (
         resolved.select("text_hash", "paper_id")
         .unique("text_hash")
         .join(registry.select("text_hash"), on="text_hash", how="anti")
-        .sort("text_hash")
-        .with_columns(
-            generation=pl.lit(generation, pl.Int64),
-            first_run_id=pl.lit(run_id, pl.String),
-            first_seen_at=pl.lit(_utc(now), pl.Datetime("us")),
-        )
-        .select([pl.col(name).cast(dtype) for name, dtype in REGISTRY_SCHEMA.items()])
     )
+    new_entries = registry_entries(unregistered, next_generation(registry), run_id, now)
     by_group = claims.group_by("group", maintain_order=True).agg(oldest=pl.col("paper_id").first(), ids=pl.len())
     contested = sum(1 for group, oldest in by_group.select("group", "oldest").iter_rows() if named[group] != oldest)
     return Resolution(
@@ -148,6 +154,23 @@ def resolve(assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | Non
         minted=minted,
         merged=by_group.filter(pl.col("ids") > 1).height,
         contested=contested,
+    )
+
+
+def next_generation(registry: pl.DataFrame) -> int:
+    return int(registry["generation"].max() or 0) + 1
+
+
+def registry_entries(unregistered: pl.DataFrame, generation: int, run_id: str | None, now: datetime) -> pl.DataFrame:
+    """``REGISTRY_SCHEMA`` rows for the ``text_hash``, ``paper_id`` pairs first seen in this run."""
+    return (
+        unregistered.sort("text_hash")
+        .with_columns(
+            generation=pl.lit(generation, pl.Int64),
+            first_run_id=pl.lit(run_id, pl.String),
+            first_seen_at=pl.lit(_utc(now), pl.Datetime("us")),
+        )
+        .select([pl.col(name).cast(dtype) for name, dtype in REGISTRY_SCHEMA.items()])
     )
 
 

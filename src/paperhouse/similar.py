@@ -38,7 +38,7 @@ from paperhouse.topics import spread_sample
 SIMILAR_SCHEMA = {"paper_id": pl.String, "similar_paper_id": pl.String, "score": pl.Float64, "rank": pl.Int32}
 # Rows of similarities scored at once: 512 x 20,000 floats stay within a few MB of cache.
 _CHUNK_ROWS = 512
-_FIT_SAMPLE = 20_000
+FIT_SAMPLE = 20_000  # papers the LSA model and the cells are fitted on
 _PROJECT_ROWS = 50_000
 # Profiles are compared exactly while the all-pairs products (over the profiles' columns, the
 # number of papers holding the column, squared) stay within this many multiply-adds: about 3 s
@@ -74,33 +74,54 @@ def profiles(weights: TermWeights) -> Profiles | None:
 def lsa_vectors(weights: TermWeights, dims: int = 128) -> np.ndarray | None:
     """Each paper's L2-normalised LSA vector (float32, rows in paper order); None when there is
     too little to compare (fewer than two papers or shared terms)."""
-    import_sklearn()
-    from sklearn.decomposition import TruncatedSVD
-
     n_papers = len(weights.paper_ids)
-    shared = np.flatnonzero(weights.matrix.getnnz(axis=0) >= 2)
+    shared = shared_columns(weights.matrix)
     if n_papers < 2 or len(shared) < 2:
         return None
     matrix = weights.matrix[:, shared]
-    components = min(dims, len(shared) - 1, n_papers - 1)
-    svd = TruncatedSVD(n_components=components, random_state=0).fit(matrix[spread_sample(n_papers, _FIT_SAMPLE)])
+    return projected(fit_lsa(matrix[spread_sample(n_papers, FIT_SAMPLE)], n_papers, dims), matrix)
+
+
+def shared_columns(matrix: csr_matrix) -> np.ndarray:
+    """The columns (terms) at least two papers hold: the only ones that can make papers similar."""
+    return np.flatnonzero(matrix.getnnz(axis=0) >= 2)
+
+
+def fit_lsa(sample: csr_matrix, n_papers: int, dims: int = 128):
+    """The truncated SVD of ``sample`` (``spread_sample``'s rows of the shared columns of a corpus
+    of ``n_papers``): the LSA model whose ``projected`` vectors the search narrows with."""
+    import_sklearn()
+    from sklearn.decomposition import TruncatedSVD
+
+    components = min(dims, sample.shape[1] - 1, n_papers - 1)
+    return TruncatedSVD(n_components=components, random_state=0).fit(sample)
+
+
+def projected(svd, matrix: csr_matrix) -> np.ndarray:
+    """Rows of ``matrix`` (the shared columns) as L2-normalised LSA vectors of ``svd`` (float32)."""
     # Projected a slice of papers at a time into float32 and normalised in place: projected at once,
     # 10^6 papers' vectors were 1 GB of float64, then copied twice.
-    vectors = np.empty((n_papers, components), dtype=np.float32)
-    for start in range(0, n_papers, _PROJECT_ROWS):
+    vectors = np.empty((matrix.shape[0], svd.n_components), dtype=np.float32)
+    for start in range(0, matrix.shape[0], _PROJECT_ROWS):
         vectors[start : start + _PROJECT_ROWS] = svd.transform(matrix[start : start + _PROJECT_ROWS])
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors[norms[:, 0] == 0] = 0
     return np.divide(vectors, norms, out=vectors, where=norms > 0)
 
 
+def fit_cells(sample_vectors: np.ndarray, n_papers: int, cell_size: int):
+    """The inverted file's cells: k-means of the sample's LSA vectors, one cell per ``cell_size``
+    papers of the corpus."""
+    import_sklearn()
+    from sklearn.cluster import KMeans
+
+    return KMeans(n_clusters=-(-n_papers // cell_size), n_init=1, random_state=0).fit(sample_vectors)
+
+
 def similar_papers(
     weights: TermWeights, k: int = 5, dims: int = 128, exact_limit: int = 20_000, cell_size: int = 2000, probes: int = 3
 ) -> pl.DataFrame:
     """Papers' shared-term weights -> the k most similar papers of each, with their cosine."""
-    import_sklearn()
-    from sklearn.cluster import KMeans
-
     paper_ids = weights.paper_ids
     n_papers = len(paper_ids)
     profile = _affordable_profiles(weights)
@@ -112,10 +133,10 @@ def similar_papers(
     if n_papers <= exact_limit:
         cells = [(everyone, everyone)]
     else:
-        n_cells = -(-n_papers // cell_size)
-        fitted = KMeans(n_clusters=n_cells, n_init=1, random_state=0).fit(vectors[spread_sample(n_papers, _FIT_SAMPLE)])
+        fitted = fit_cells(vectors[spread_sample(n_papers, FIT_SAMPLE)], n_papers, cell_size)
+        n_cells = fitted.n_clusters
         home = fitted.predict(vectors)
-        visits = _nearest_cells(vectors, fitted.cluster_centers_.astype(np.float32), probes)
+        visits = nearest_cells(vectors, fitted.cluster_centers_.astype(np.float32), probes)
         # Inverted lists: the papers in each cell, and the papers that visit it, both in paper order.
         members = np.split(np.argsort(home, kind="stable"), np.cumsum(np.bincount(home, minlength=n_cells))[:-1])
         visited = visits.ravel()
@@ -128,7 +149,7 @@ def similar_papers(
         found = [_exact_neighbours(joined, queries, candidates, k) for queries, candidates in cells]
         source, target, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
     else:
-        found = [_neighbours(vectors, queries, candidates, k) for queries, candidates in cells]
+        found = [vector_neighbours(vectors, queries, candidates, k) for queries, candidates in cells]
         source, target, near = (np.concatenate(parts) for parts in zip(*found, strict=True))
         # The profiles are built once the LSA vectors are gone: at 10^6 papers each is 0.5 GB.
         del found, vectors
@@ -150,7 +171,7 @@ def search_recall(weights: TermWeights, found: pl.DataFrame, queries: int = 1000
         vectors = lsa_vectors(weights, dims)
         if vectors is None:
             return 1.0
-        source, target, _ = _neighbours(vectors, sample, np.arange(n_papers), k)
+        source, target, _ = vector_neighbours(vectors, sample, np.arange(n_papers), k)
         del vectors
         score = _rescore(profiles(weights), source, target)
     exact = _ranked(weights.paper_ids, source, target, score, k).select("paper_id", "similar_paper_id")
@@ -296,7 +317,7 @@ def _ranked(paper_ids: pl.Series, source: np.ndarray, target: np.ndarray, score:
     ).cast(SIMILAR_SCHEMA)
 
 
-def _nearest_cells(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarray:
+def nearest_cells(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndarray:
     """Each paper's ``probes`` nearest cells, a chunk of papers at a time (papers x cells would not fit at 1M)."""
     probes = min(probes, len(centroids))
     nearest = np.empty((len(vectors), probes), dtype=np.int64)
@@ -308,7 +329,7 @@ def _nearest_cells(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> n
     return nearest
 
 
-def _neighbours(
+def vector_neighbours(
     vectors: np.ndarray, queries: np.ndarray, candidates: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The k most similar candidates of each query paper (never itself), by exact cosine, a

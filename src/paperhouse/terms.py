@@ -140,7 +140,9 @@ class TermIndex:
     terms: pl.DataFrame  # TERM_SCHEMA: one row per term
     paper_terms: pl.DataFrame  # PAPER_TERM_SCHEMA: each paper's max_terms best terms, ranked
     aliases: pl.DataFrame  # ALIAS_SCHEMA: acronyms and spellings that were merged into a term
-    weights: TermWeights  # each paper's weights on its best shared terms
+    # Each paper's weights on its best shared terms; None where they stay with the engine that
+    # computed them (Spark: ``SparkTermIndex.weights``).
+    weights: TermWeights | None
 
 
 _EMPTY_INDEX = TermIndex(

@@ -1,10 +1,9 @@
 """The corpus step on Spark: ``paperhouse.analysis.analyse``'s terms, topics and similar papers.
 
 The terms are Spark jobs (``paperhouse.spark.term_index``); the topic model is fitted on the
-driver on its bounded sample and applied per partition (``paperhouse.spark.topics``). The
-neighbour search is not a Spark job yet: ``similar_papers`` runs on the driver from the collected
-weight matrix, each paper's best 30 shared terms (at most 30 entries per paper, 16 bytes each with
-their indices: 0.5 GB at 10^6 papers) and every paper id. Method names are not computed here.
+driver on its bounded sample and applied per partition (``paperhouse.spark.topics``); the
+neighbour search is Spark's too (``paperhouse.spark.similar``). The weight matrix comes to the
+driver only for a corpus the topic model fits whole (under ``2 * TOPIC_SAMPLE`` papers).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import numpy as np
 import polars as pl
 from scipy.sparse import csr_matrix
 
-from paperhouse.similar import SIMILAR_SCHEMA, similar_papers
+from paperhouse.spark.similar import similar_papers_on_spark
 from paperhouse.spark.term_index import SparkTermIndex, index_terms_on_spark
 from paperhouse.spark.topics import SparkTopicModel, fit_topics_on_spark
 from paperhouse.term_weights import TermWeights, weight_matrix
@@ -27,13 +26,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SparkCorpusAnalysis:
-    """``paperhouse.analysis.CorpusAnalysis`` without the method names: the terms as Spark
-    DataFrames, the topic model's tables as Polars frames, the similar papers as a DataFrame."""
+    """``paperhouse.analysis.CorpusAnalysis`` without the method names: the terms and the similar
+    papers as Spark DataFrames, the topic model's tables as Polars frames."""
 
     index: SparkTermIndex
     model: SparkTopicModel
     similar: DataFrame  # SIMILAR_SCHEMA
-    weights: TermWeights  # index.weights collected (collect_weights): what the neighbour search read
 
 
 def analyse_on_spark(spark: SparkSession, papers: DataFrame, previous_topics: int | None = None) -> SparkCorpusAnalysis:
@@ -41,10 +39,9 @@ def analyse_on_spark(spark: SparkSession, papers: DataFrame, previous_topics: in
     topics and most similar papers, as ``analyse`` finds them. ``previous_topics``: the last run's
     number of topics (``paperhouse.topic_sizes.choose``)."""
     index = index_terms_on_spark(papers)
-    weights = collect_weights(papers, index)  # for the neighbour search, which runs on the driver
-    model = fit_topics_on_spark(papers, index.weights, lambda: weights, previous_topics)
-    similar = similar_papers(weights)
-    return SparkCorpusAnalysis(index, model, spark.createDataFrame(similar.to_arrow(), _similar_schema()), weights)
+    model = fit_topics_on_spark(papers, index.weights, lambda: collect_weights(papers, index), previous_topics)
+    similar = similar_papers_on_spark(papers, index.weights)
+    return SparkCorpusAnalysis(index, model, similar)
 
 
 def collect_weights(papers: DataFrame, index: SparkTermIndex) -> TermWeights:
@@ -56,10 +53,3 @@ def collect_weights(papers: DataFrame, index: SparkTermIndex) -> TermWeights:
     entries = pl.from_arrow(index.weights.toArrow()).cast({"paper_id": pl.String, "term": pl.String})
     terms = entries["term"].unique().sort()
     return TermWeights(weight_matrix(entries, paper_ids, terms), paper_ids, terms.to_numpy())
-
-
-def _similar_schema():
-    from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
-
-    types = {pl.String: StringType(), pl.Float64: DoubleType(), pl.Int32: IntegerType()}
-    return StructType([StructField(name, types[dtype]) for name, dtype in SIMILAR_SCHEMA.items()])

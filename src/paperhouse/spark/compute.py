@@ -31,7 +31,11 @@ from paperhouse.suites import Suite
 from paperhouse.warehouse import connect
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyspark.sql import DataFrame, SparkSession
+
+    from paperhouse.registry import Resolution
 
 
 class SparkCompute:
@@ -80,16 +84,23 @@ class SparkCompute:
         in_folder = set(intake.folder.files["content_key"].drop_nulls())
         return Intake(folder=intake.folder, forgotten=len(cached - in_folder))
 
-    def assign_papers(self, records: pl.DataFrame) -> pl.DataFrame:
+    def assign_papers(
+        self, records: pl.DataFrame, registry: pl.DataFrame, run_id: str | None, now: datetime
+    ) -> Resolution:
+        """Dedup (``paperhouse.spark.dedup``) and the registry's naming (``paperhouse.spark.registry``)
+        as Spark jobs; the resolved assignments collected for the build database."""
         from paperhouse.spark.dedup import assign_papers_on_spark
+        from paperhouse.spark.registry import resolve_on_spark
 
-        return pl.from_arrow(assign_papers_on_spark(self.frame(records)).toArrow())
+        return resolve_on_spark(assign_papers_on_spark(self.frame(records)), registry, run_id, now)
 
     def analyse(self, papers: pl.DataFrame, previous_topics: int | None) -> CorpusAnalysis:
-        """The terms, topics and similar papers as Spark jobs (``paperhouse.spark.analysis``),
-        collected as the tables the DuckDB engine writes; the method names on the driver."""
-        from paperhouse.names import extract_method_names
+        """The terms, topics, similar papers (``paperhouse.spark.analysis``) and method names
+        (``paperhouse.spark.names``) as Spark jobs, collected as the tables the DuckDB engine
+        writes. ``index.weights`` stays in Spark (None here): nothing after the step reads it."""
+        from paperhouse.names import NAME_SCHEMA
         from paperhouse.spark.analysis import analyse_on_spark
+        from paperhouse.spark.names import method_names_on_spark
         from paperhouse.spark.topics import to_topic_model
         from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA, TermIndex
 
@@ -100,13 +111,14 @@ class SparkCompute:
             collected(spark_index.terms, TERM_SCHEMA).sort("term"),
             collected(spark_index.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank"),
             collected(spark_index.aliases, ALIAS_SCHEMA).sort("alias", "term"),
-            analysis.weights,
+            None,
         )
         similar = collected(analysis.similar, SIMILAR_SCHEMA).sort("paper_id", "rank")
         model = to_topic_model(analysis.model)
+        names = collected(method_names_on_spark(texts), NAME_SCHEMA).sort("paper_id")
         spark_index.unpersist()
         texts.unpersist()
-        return CorpusAnalysis(index, model, similar, extract_method_names(papers))
+        return CorpusAnalysis(index, model, similar, names)
 
     def before_models(self, build_database: Path) -> None:
         """The raw tables as Parquet where the spark target reads them. dbt runs in a process of its

@@ -26,9 +26,14 @@ PolarsSchema = Mapping[str, pl.DataType | type[pl.DataType]]
 def spark_schema(schema: PolarsSchema) -> StructType:
     """The Spark schema of a Polars schema, in its column order (strings are Spark's ``string``,
     ``pl.Int32`` ``int``, ``pl.List(pl.String)`` ``array<string>``, naive datetimes ``timestamp_ntz``)."""
+    return spark_schema_of_arrow(pl.DataFrame(schema=dict(schema)).to_arrow().schema)
+
+
+def spark_schema_of_arrow(schema: pa.Schema) -> StructType:
+    """The Spark schema of an Arrow schema (a stage's batches declared in Arrow types)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(pl.DataFrame(schema=dict(schema)).to_arrow().schema)
+    return from_arrow_schema(schema)
 
 
 def arrow_schema(schema: PolarsSchema) -> pa.Schema:

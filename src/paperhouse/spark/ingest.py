@@ -130,7 +130,11 @@ def read_folder_on_spark(
     )
     parsed_by_driver = [(name, on_driver[name]) for name in to_parse if name in on_driver]
     driver_contents = _snapshot_rows(parsed_by_driver, plan.sources)
-    contents = snapshots.join(from_polars(spark, to_parse.to_frame()).hint("broadcast"), "source_file", "left_semi")
+    # Only whole reads: a file Spark saw changing is parsed from the driver's read of it, and its
+    # stale bytes may be another file's content (parsed twice, its rows doubled).
+    contents = snapshots.filter("whole").join(
+        from_polars(spark, to_parse.to_frame()).hint("broadcast"), "source_file", "left_semi"
+    )
     if driver_contents.height:
         contents = contents.unionByName(from_polars(spark, driver_contents, SNAPSHOT_SCHEMA))
     new_rows = contents.select("file_sha256", "content", "source_file").mapInArrow(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from paperhouse.spark import term_partitions as parts
+from paperhouse.spark.frames import spark_schema_of_arrow
 from paperhouse.term_words import verb_lemmas
 from paperhouse.terms import MAX_TERMS_PER_PAPER, VERB_SAMPLE_PAPERS
 
@@ -50,15 +51,9 @@ class SparkTermIndex:
             frame.unpersist()
 
 
-def _spark_schema(schema: pa.Schema):
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
-
-
 def _map(frame: DataFrame, body, schema: pa.Schema) -> DataFrame:
     """``frame.mapInArrow`` of a partition body of ``term_partitions`` and its Arrow schema."""
-    return frame.mapInArrow(body, _spark_schema(schema))
+    return frame.mapInArrow(body, spark_schema_of_arrow(schema))
 
 
 def index_terms_on_spark(papers: DataFrame, max_words: int = 4, max_terms: int = MAX_TERMS_PER_PAPER) -> SparkTermIndex:

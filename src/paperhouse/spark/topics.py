@@ -27,6 +27,7 @@ from scipy.sparse import csr_matrix
 
 from paperhouse.sklearn_setup import import_sklearn
 from paperhouse.spark import topic_partitions
+from paperhouse.spark.frames import spark_schema_of_arrow
 from paperhouse.subtopics import fit_split
 from paperhouse.term_weights import TermWeights
 from paperhouse.topic_terms import top_terms
@@ -86,7 +87,7 @@ def fit_topics_on_spark(
     terms = _topic_vocabulary(weights, n_papers)
     vocabulary = spark.createDataFrame([(term,) for term in terms], "term string")
     entries = weights.join(F.broadcast(vocabulary), on="term")
-    chosen = _sample_ids(ids, n_papers)
+    chosen = spread_sample_ids(ids, n_papers, TOPIC_SAMPLE)
     sample = _matrix(
         entries.join(spark.createDataFrame([(i,) for i in chosen], "paper_id string"), on="paper_id"),
         pl.Series(chosen, dtype=pl.String),
@@ -111,7 +112,7 @@ def fit_topics_on_spark(
         .repartition("paper_id")
         .mapInArrow(
             partial(topic_partitions.placed_papers_of, model=fit.best.model, terms=list(terms), splits=splits),
-            _spark_schema(topic_partitions.PLACED_SCHEMA),
+            spark_schema_of_arrow(topic_partitions.PLACED_SCHEMA),
         )
         .persist()
     )
@@ -133,7 +134,7 @@ def fit_topics_on_spark(
             subtopic_ids=[ids.tolist() for ids in subtopic_ids],
             level=level,
         )
-        return placed.mapInArrow(body, _spark_schema(topic_partitions.SHARE_SCHEMA)).persist()
+        return placed.mapInArrow(body, spark_schema_of_arrow(topic_partitions.SHARE_SCHEMA)).persist()
 
     paper_topics, paper_subtopics = share_rows(TOPIC_LEVEL), share_rows(SUBTOPIC_LEVEL)
     paper_topics.count(), paper_subtopics.count()
@@ -179,12 +180,15 @@ def _topic_vocabulary(weights: DataFrame, n_papers: int) -> np.ndarray:
     return np.array(sorted(row["term"] for row in widest), dtype=object)
 
 
-def _sample_ids(ids: DataFrame, n_papers: int) -> list[str]:
-    """``spread_sample``'s papers: every ``step``-th of the sorted ids, from the first."""
+def spread_sample_ids(ids: DataFrame, n_papers: int, size: int) -> list[str]:
+    """``spread_sample(n_papers, size)``'s papers of ``ids`` (one ``paper_id`` per row), sorted:
+    every ``step``-th of the sorted ids, from the first."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    sample = spread_sample(n_papers, TOPIC_SAMPLE)
+    sample = spread_sample(n_papers, size)
+    if sample.step is None:
+        return sorted(row["paper_id"] for row in ids.collect())
     position = F.row_number().over(Window.orderBy("paper_id")) - 1
     ranked = ids.select("paper_id", position.alias("position"))
     chosen = ranked.filter(F.col("position") % sample.step == 0).select("paper_id").collect()
@@ -220,7 +224,7 @@ def _texts(papers: DataFrame, chosen: pl.Series) -> pl.DataFrame:
 
 def _on_spark(spark, model: TopicModel) -> SparkTopicModel:
     """A model fitted on the driver, its papers' shares handed to Spark."""
-    schema = _spark_schema(topic_partitions.SHARE_SCHEMA)
+    schema = spark_schema_of_arrow(topic_partitions.SHARE_SCHEMA)
     return SparkTopicModel(
         spark.createDataFrame(model.paper_topics.to_arrow().cast(topic_partitions.SHARE_SCHEMA), schema),
         model.topic_terms,
@@ -230,9 +234,3 @@ def _on_spark(spark, model: TopicModel) -> SparkTopicModel:
         spark.createDataFrame(model.paper_subtopics.to_arrow().cast(topic_partitions.SHARE_SCHEMA), schema),
         model.subtopic_terms,
     )
-
-
-def _spark_schema(schema):
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
