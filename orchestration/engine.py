@@ -35,6 +35,7 @@ class EngineResource(ConfigurableResource):
         "$PAPERHOUSE_SPARK_WAREHOUSE, then spark-warehouse beside the warehouse file).",
     )
     _compute: engines.Compute | None = PrivateAttr(default=None)
+    _engine_before: str | None = PrivateAttr(default=None)
 
     @property
     def selected(self) -> str:
@@ -52,11 +53,18 @@ class EngineResource(ConfigurableResource):
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         # The dbt step's process reads the engine from the environment (its profile's target and
-        # the Spark warehouse), so a launchpad setting reaches it too.
+        # the Spark warehouse), so a launchpad setting reaches it too; only for the execution: a
+        # run executed in a process that goes on (tests, a code server) must not leave it set.
         if self.name:
+            self._engine_before = os.environ.get(engines.ENGINE_ENV)
             os.environ[engines.ENGINE_ENV] = self.selected
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
         if self._compute is not None:
             self._compute.close()
             self._compute = None
+        if self.name:
+            if self._engine_before is None:
+                os.environ.pop(engines.ENGINE_ENV, None)
+            else:
+                os.environ[engines.ENGINE_ENV] = self._engine_before

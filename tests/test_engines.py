@@ -1,5 +1,6 @@
 """Choosing the engine, and what each engine asks of dbt (no Spark session needed here)."""
 
+import os
 from pathlib import Path
 
 import duckdb
@@ -113,3 +114,20 @@ def test_a_mart_that_breaks_its_contract_is_refused(tmp_path):
     pl.DataFrame({"label": [None, "b"]}, schema={"label": pl.String}).write_parquet(folder / "part-0.parquet")
     with pytest.raises(duckdb.ConstraintException):
         import_marts(build, Path(tmp_path), {"marts.counts": {"label": "VARCHAR NOT NULL"}})
+
+
+def test_a_run_s_engine_setting_is_the_environment_of_its_execution_only(monkeypatch):
+    from dagster import build_resources
+
+    from orchestration.engine import EngineResource
+
+    monkeypatch.delenv(engines.ENGINE_ENV, raising=False)
+    with build_resources({"engine": EngineResource(name="spark")}):
+        # The dbt step's process reads it from here.
+        assert os.environ[engines.ENGINE_ENV] == "spark"
+    # A process that executed a run in place (a test, a code server) goes on with its own engine.
+    assert engines.ENGINE_ENV not in os.environ
+    monkeypatch.setenv(engines.ENGINE_ENV, "duckdb")
+    with build_resources({"engine": EngineResource(name="spark")}):
+        assert os.environ[engines.ENGINE_ENV] == "spark"
+    assert os.environ[engines.ENGINE_ENV] == "duckdb"
