@@ -130,9 +130,7 @@ def resolve(assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | Non
             taken.add(named[group])
             minted += 1
 
-    naming = pl.DataFrame(
-        {"group": list(named), "final_id": list(named.values())}, schema={"group": pl.String, "final_id": pl.String}
-    )
+    naming = naming_frame(named)
     resolved = (
         assignments.join(naming, left_on="paper_id", right_on="group", how="left", maintain_order="left")
         .with_columns(paper_id="final_id")
@@ -154,6 +152,13 @@ def resolve(assignments: pl.DataFrame, registry: pl.DataFrame, run_id: str | Non
         minted=minted,
         merged=by_group.filter(pl.col("ids") > 1).height,
         contested=contested,
+    )
+
+
+def naming_frame(named: dict[str, str]) -> pl.DataFrame:
+    """``group`` (dedup's id of a paper) and the ``final_id`` it is named by."""
+    return pl.DataFrame(
+        {"group": list(named), "final_id": list(named.values())}, schema={"group": pl.String, "final_id": pl.String}
     )
 
 

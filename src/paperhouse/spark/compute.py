@@ -19,6 +19,7 @@ from paperhouse.expected_schemas import mart_schemas
 from paperhouse.gx_validation import SuiteResult
 from paperhouse.parse_cache import Intake
 from paperhouse.similar import SIMILAR_SCHEMA
+from paperhouse.spark.frames import to_polars
 from paperhouse.spark.handover import (
     export_raw_tables,
     import_marts,
@@ -108,14 +109,14 @@ class SparkCompute:
         analysis = analyse_on_spark(self.session, texts, previous_topics=previous_topics)
         spark_index = analysis.index
         index = TermIndex(
-            collected(spark_index.terms, TERM_SCHEMA).sort("term"),
-            collected(spark_index.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank"),
-            collected(spark_index.aliases, ALIAS_SCHEMA).sort("alias", "term"),
+            to_polars(spark_index.terms, TERM_SCHEMA).sort("term"),
+            to_polars(spark_index.paper_terms, PAPER_TERM_SCHEMA).sort("paper_id", "rank"),
+            to_polars(spark_index.aliases, ALIAS_SCHEMA).sort("alias", "term"),
             None,
         )
-        similar = collected(analysis.similar, SIMILAR_SCHEMA).sort("paper_id", "rank")
+        similar = to_polars(analysis.similar, SIMILAR_SCHEMA).sort("paper_id", "rank")
         model = to_topic_model(analysis.model)
-        names = collected(method_names_on_spark(texts), NAME_SCHEMA).sort("paper_id")
+        names = to_polars(method_names_on_spark(texts), NAME_SCHEMA).sort("paper_id")
         spark_index.unpersist()
         texts.unpersist()
         return CorpusAnalysis(index, model, similar, names)
@@ -148,8 +149,3 @@ class SparkCompute:
         if self._session is not None:
             self._session.stop()
             self._session = None
-
-
-def collected(frame: DataFrame, schema: dict) -> pl.DataFrame:
-    """A Spark DataFrame on the driver, in the Polars schema the DuckDB engine's tables have."""
-    return pl.from_arrow(frame.toArrow()).cast(schema).select(list(schema))

@@ -18,7 +18,15 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
-from paperhouse.registry import CLAIM_ORDER, Resolution, id_candidates, name_claimants, registry_entries
+from paperhouse.registry import (
+    CLAIM_ORDER,
+    Resolution,
+    id_candidates,
+    name_claimants,
+    naming_frame,
+    next_generation,
+    registry_entries,
+)
 from paperhouse.spark.frames import from_polars, to_polars
 
 
@@ -50,7 +58,7 @@ def resolve_on_spark(assignments: DataFrame, registry: pl.DataFrame, run_id: str
     settled = name_claimants(tangled)
     named = claims.filter(alone).select("group", F.col("paper_id").alias("final_id"))
     if settled:
-        named = named.unionByName(from_polars(spark, _naming(settled)))
+        named = named.unionByName(from_polars(spark, naming_frame(settled)))
     named = named.localCheckpoint()
 
     unnamed = groups.join(named, on="group", how="left_anti")
@@ -63,7 +71,7 @@ def resolve_on_spark(assignments: DataFrame, registry: pl.DataFrame, run_id: str
     # The rest (a taken or shared prefix) in group order, as one machine mints them.
     crowded = to_polars(unnamed.join(minted, on="group", how="left_anti")).sort("group")
     if crowded.height:
-        minted = minted.unionByName(from_polars(spark, _naming(_mint_crowded(crowded, taken, minted))))
+        minted = minted.unionByName(from_polars(spark, naming_frame(_mint_crowded(crowded, taken, minted))))
     naming = named.unionByName(minted)
 
     resolved = (
@@ -78,13 +86,12 @@ def resolve_on_spark(assignments: DataFrame, registry: pl.DataFrame, run_id: str
         .dropDuplicates(["text_hash"])
         .join(known, on="text_hash", how="left_anti")
     )
-    generation = int(registry["generation"].max() or 0) + 1
     oldest = claims.withColumn("place", F.row_number().over(_window("group").orderBy("generation", "paper_id")))
     oldest = oldest.filter(F.col("place") == 1).select("group", F.col("paper_id").alias("oldest"))
     n_groups, n_minted = groups.count(), minted.count()
     resolution = Resolution(
         assignments=to_polars(resolved, ASSIGNMENT_SCHEMA),
-        new_entries=registry_entries(unregistered, generation, run_id, now),
+        new_entries=registry_entries(unregistered, next_generation(registry), run_id, now),
         papers=n_groups,
         kept=n_groups - n_minted,
         minted=n_minted,
@@ -98,12 +105,6 @@ def _window(column: str):
     from pyspark.sql import Window
 
     return Window.partitionBy(column)
-
-
-def _naming(named: dict[str, str]) -> pl.DataFrame:
-    return pl.DataFrame(
-        {"group": list(named), "final_id": list(named.values())}, schema={"group": pl.String, "final_id": pl.String}
-    )
 
 
 def _mint_crowded(crowded: pl.DataFrame, taken: DataFrame, minted: DataFrame) -> dict[str, str]:

@@ -30,10 +30,11 @@ from pyspark.sql import functions as F
 
 from paperhouse.similar import FIT_SAMPLE, fit_cells, fit_lsa, projected
 from paperhouse.spark import similar_partitions as parts
-from paperhouse.spark.frames import spark_schema_of_arrow
+from paperhouse.spark.frames import spark_schema_of_arrow, to_polars
 from paperhouse.spark.topics import spread_sample_ids
 
 SIMILAR_SPARK_SCHEMA = "paper_id string, similar_paper_id string, score double, rank int"
+_WEIGHT_ROWS = {"paper_id": pl.String, "term": pl.String, "weight": pl.Float64}
 
 
 def similar_papers_on_spark(
@@ -66,7 +67,7 @@ def similar_papers_on_spark(
     rows = ids.join(weights.join(F.broadcast(vocabulary), on="term"), on="paper_id", how="left")
 
     chosen = spark.createDataFrame([(i,) for i in spread_sample_ids(ids, n_papers, FIT_SAMPLE)], "paper_id string")
-    sample = parts.weights_of(_collected(rows.join(F.broadcast(chosen), on="paper_id")), terms)
+    sample = parts.weights_of(to_polars(rows.join(F.broadcast(chosen), on="paper_id"), _WEIGHT_ROWS), terms)
     svd = fit_lsa(sample.matrix, n_papers, dims)
     cells = fit_cells(projected(svd, sample.matrix), n_papers, cell_size)
     del sample
@@ -145,10 +146,4 @@ def ranked(scored: DataFrame, k: int) -> DataFrame:
             F.bround(F.col("score"), 4).cast("double").alias("score"),
             F.col("rank").cast("int").alias("rank"),
         )
-    )
-
-
-def _collected(rows: DataFrame) -> pl.DataFrame:
-    return pl.from_arrow(rows.select("paper_id", "term", "weight").toArrow()).cast(
-        {"paper_id": pl.String, "term": pl.String, "weight": pl.Float64}
     )
