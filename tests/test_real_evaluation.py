@@ -4,7 +4,8 @@ read in place from ../shared/realdata."""
 import polars as pl
 
 from paperhouse import real_data
-from paperhouse.real_evaluation import (
+from paperhouse.real_evaluation import topics_grow
+from paperhouse.real_measures import (
     document_ngrams,
     keyphrase_scores,
     near_copies,
@@ -12,7 +13,6 @@ from paperhouse.real_evaluation import (
     shared_keyword_share,
     stem_key,
     topic_npmi,
-    topics_grow,
 )
 
 

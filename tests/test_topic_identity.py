@@ -17,7 +17,7 @@ from corpus import SEEDS, seed_abstracts
 from paperhouse import topic_ids
 from paperhouse.analysis import analyse
 from paperhouse.normalize import clean_text
-from paperhouse.real_evaluation import near_copies
+from paperhouse.real_measures import near_copies
 from paperhouse.terms import index_terms
 from paperhouse.topic_sizes import SizeTrial, candidate_sizes, choose, topic_count
 from paperhouse.topic_terms import label, near_copy, top_terms

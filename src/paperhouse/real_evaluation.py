@@ -22,27 +22,33 @@ The protocols are the usual ones for such data (``shared/realdata/README.md``):
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import tempfile
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from paperhouse.real_data import HALVES, WHOLE, Half, write_half
+from paperhouse.real_measures import (
+    K,
+    content_words,
+    document_ngrams,
+    keyphrase_scores,
+    keyword_keys,
+    near_copies,
+    present_keywords,
+    shared_keyword_share,
+    stem_key,
+    topic_npmi,
+)
 from paperhouse.term_evaluation import tfidf_keyphrases, yake_keyphrases
-from paperhouse.terms import singular
-from paperhouse.topic_coherence import npmi_coherence
 from paperhouse.warehouse import connect_reader
 
-K = 10
 NEIGHBOURS = 5
 TOP_TOPIC_TERMS = 10
 TOP_CORPUS_TERMS = 30
-_WORD = re.compile(r"[a-z0-9]+")
 
 TARGETS = {  # judged on the half that was not tuned on
     "keyphrase recall@10 >= 1.15 x best of YAKE and TF-IDF": lambda r: r["keyphrases"]["ratio_to_best"] >= 1.15,
@@ -53,51 +59,6 @@ TARGETS = {  # judged on the half that was not tuned on
     "similar papers share a keyword >= 1.1 x TF-IDF cosine": lambda r: r["similar"]["ratio_to_tfidf"] >= 1.1,
     "display names: >= 60% of content words in the title": lambda r: r["names"]["title_word_share"] >= 0.60,
 }
-
-
-@lru_cache(maxsize=1)
-def _stemmer():
-    from nltk.stem.porter import PorterStemmer
-
-    return PorterStemmer()
-
-
-def stem_key(phrase: str) -> str:
-    """Lower case, words only (hyphens split), each Porter-stemmed: the form phrases match in."""
-    stem = _stemmer().stem
-    return " ".join(stem(word) for word in _WORD.findall(phrase.lower()))
-
-
-def _contains(text_key: str, phrase_key: str) -> bool:
-    return bool(phrase_key) and f" {phrase_key} " in f" {text_key} "
-
-
-def keyphrase_scores(predicted: list[list[str]], gold: list[list[str]], k: int = K) -> dict[str, float]:
-    """Mean recall@k and F1@k over the papers with gold phrases; precision over the (at most k)
-    phrases a system gave, each gold phrase found at most once."""
-    recalls, f1s = [], []
-    for phrases, gold_phrases in zip(predicted, gold, strict=True):
-        gold_keys = {stem_key(g) for g in gold_phrases} - {""}
-        if not gold_keys:
-            continue
-        top = list(dict.fromkeys(key for key in map(stem_key, phrases) if key))[:k]
-        hits = len(gold_keys.intersection(top))
-        precision, recall = (hits / len(top) if top else 0.0), hits / len(gold_keys)
-        recalls.append(recall)
-        f1s.append(0.0 if hits == 0 else 2 * precision * recall / (precision + recall))
-    return {
-        f"recall@{k}": round(float(np.mean(recalls)), 4),
-        f"f1@{k}": round(float(np.mean(f1s)), 4),
-        "papers": len(f1s),
-    }
-
-
-def present_keywords(labels: pl.DataFrame) -> list[list[str]]:
-    """Each paper's author keywords that occur in its abstract (stemmed, as a whole phrase)."""
-    return [
-        [keyword for keyword in keywords if _contains(stem_key(text), stem_key(keyword))]
-        for text, keywords in labels.select("text", "keywords").iter_rows()
-    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,49 +117,6 @@ def _by_record(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> pl.DataF
 # Topics
 
 
-def document_ngrams(texts: list[str], max_words: int = 4) -> list[set[str]]:
-    held = []
-    for text in texts:
-        words = [singular(word) for word in _WORD.findall(text.lower())]
-        held.append({" ".join(words[i : i + n]) for n in range(1, max_words + 1) for i in range(len(words) - n + 1)})
-    return held
-
-
-def _term_key(term: str) -> str:
-    return " ".join(singular(word) for word in _WORD.findall(term.lower()))
-
-
-def topic_npmi(documents: list[set[str]], topics: list[list[str]]) -> float:
-    """Mean NPMI of the topics' top terms over the documents holding each term."""
-    from scipy.sparse import csc_matrix
-
-    keys = sorted({_term_key(term) for terms in topics for term in terms})
-    column = {key: i for i, key in enumerate(keys)}
-    rows, columns = [], []
-    for row, held in enumerate(documents):
-        for key in keys:
-            if key in held:
-                rows.append(row)
-                columns.append(column[key])
-    present = csc_matrix((np.ones(len(rows)), (rows, columns)), shape=(len(documents), len(keys)))
-    top = [np.array(sorted({column[_term_key(t)]: None for t in terms}), dtype=np.int64) for terms in topics]
-    return round(float(np.mean([npmi_coherence(present, [terms])[0] for terms in top])), 4)
-
-
-def near_copies(terms: list[str]) -> list[tuple[str, str]]:
-    """Pairs of top terms that say one idea twice: one's stemmed words inside the other's, or
-    sharing at least half of their words."""
-    keys = [set(stem_key(term).split()) for term in terms]
-    return [
-        (terms[i], terms[j])
-        for i in range(len(terms))
-        for j in range(i + 1, len(terms))
-        if keys[i]
-        and keys[j]
-        and (keys[i] <= keys[j] or keys[j] <= keys[i] or len(keys[i] & keys[j]) / len(keys[i] | keys[j]) >= 0.5)
-    ]
-
-
 def nmf_topics(texts: list[str], k: int) -> tuple[list[list[str]], float]:
     """scikit-learn NMF at k topics on TF-IDF of unigram counts: its top terms and largest share."""
     from sklearn.decomposition import NMF
@@ -243,20 +161,6 @@ def evaluate_topics(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> dic
 # Similar papers, names, corpus terms
 
 
-def _keyword_keys(keywords: list[str]) -> set[str]:
-    return {key for key in map(stem_key, keywords) if key}
-
-
-def shared_keyword_share(keys: list[set[str]], neighbours: list[list[int]]) -> float:
-    """Mean share of a paper's neighbours sharing an author keyword with it (papers with keywords)."""
-    shares = [
-        sum(bool(keys[i] & keys[j]) for j in found) / len(found)
-        for i, found in enumerate(neighbours)
-        if keys[i] and found
-    ]
-    return round(float(np.mean(shares)), 4)
-
-
 def tfidf_neighbours(texts: list[str], k: int = NEIGHBOURS) -> list[list[int]]:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -267,7 +171,7 @@ def tfidf_neighbours(texts: list[str], k: int = NEIGHBOURS) -> list[list[int]]:
 
 
 def evaluate_similar(records: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> dict:
-    keys = [_keyword_keys(keywords) for keywords in records["keywords"]]
+    keys = [keyword_keys(keywords) for keywords in records["keywords"]]
     row_of = {
         paper: row
         for row, (paper, kind) in enumerate(records.select("paper_id", "match_kind").iter_rows())
@@ -284,22 +188,12 @@ def evaluate_similar(records: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> d
     return report
 
 
-def _content_words(text: str) -> set[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return {
-        _stemmer().stem(word)
-        for word in _WORD.findall(text.lower())
-        if word not in ENGLISH_STOP_WORDS and not word.isdigit()
-    }
-
-
 def evaluate_names(records: pl.DataFrame) -> dict:
     shares = []
     for name, title in records.select("display_name", "title").iter_rows():
-        words = _content_words(name or "")
+        words = content_words(name or "")
         if words and title:
-            shares.append(len(words & _content_words(title)) / len(words))
+            shares.append(len(words & content_words(title)) / len(words))
     return {
         "title_word_share": round(float(np.mean(shares)), 4),
         "papers": len(shares),
@@ -308,7 +202,7 @@ def evaluate_names(records: pl.DataFrame) -> dict:
 
 
 def evaluate_corpus_terms(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> dict:
-    keywords = set().union(*(_keyword_keys(k) for k in labels["keywords"]))
+    keywords = set().union(*(keyword_keys(k) for k in labels["keywords"]))
     top = marts["top_terms"]["term"].to_list()
     return {"keyword_share": round(sum(stem_key(t) in keywords for t in top) / max(len(top), 1), 4), "top": top[:12]}
 
