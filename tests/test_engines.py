@@ -49,6 +49,22 @@ def test_each_engine_builds_its_own_dbt_target():
     assert spark_args[: len(duckdb_args)] == duckdb_args
 
 
+def test_the_spark_master_reaches_dbt_as_a_variable_of_its_command_not_the_environment(monkeypatch, tmp_path):
+    from paperhouse.spark.compute import SparkCompute
+    from paperhouse.spark.session import MASTER_VARIABLE
+
+    monkeypatch.delenv(MASTER_VARIABLE, raising=False)
+    assert SparkCompute(tmp_path).dbt_vars["spark_master"] == "local[2]"
+    monkeypatch.setenv(MASTER_VARIABLE, "local[1]")
+    assert SparkCompute(tmp_path).dbt_vars["spark_master"] == "local[1]"
+    given = SparkCompute(tmp_path, master="local-cluster[2,1,1024]")
+    args = build_args("/w/paperhouse.duckdb", target="spark", variables=given.dbt_vars)
+    assert "local-cluster[2,1,1024]" in flag_value(args, "--vars")
+    assert os.environ[MASTER_VARIABLE] == "local[1]"  # left as it was
+    profile = (Path(__file__).parents[1] / "dbt_project" / "profiles.yml").read_text(encoding="utf-8")
+    assert "spark.master: \"{{ var('spark_master'," in profile
+
+
 def test_cli_run_takes_an_engine():
     parser = build_parser()
     assert parser.parse_args(["run", "--engine", "spark"]).engine == "spark"

@@ -6,7 +6,6 @@ stage that needs it and stops with the run.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +26,7 @@ from paperhouse.spark.handover import (
     raw_table_folder,
     view_parquet_tables,
 )
-from paperhouse.spark.session import MASTER_VARIABLE, spark_master, spark_session
+from paperhouse.spark.session import spark_master, spark_session
 from paperhouse.suites import Suite
 from paperhouse.warehouse import connect
 
@@ -46,9 +45,9 @@ class SparkCompute:
     def __init__(self, warehouse_dir: Path, master: str | None = None) -> None:
         self.warehouse_dir = warehouse_dir
         self.master = master
-        # The spark target's warehouse folder: parsed into the marts' locations, so it is a
-        # variable of the command rather than the environment of whichever process parses.
-        self.dbt_vars = {"spark_warehouse": str(warehouse_dir)}
+        # The spark target's warehouse folder (parsed into the marts' locations) and master: variables
+        # of the dbt command, not the environment of whichever process runs it.
+        self.dbt_vars = {"spark_warehouse": str(warehouse_dir), "spark_master": spark_master(master)}
         self._session: SparkSession | None = None
 
     @property
@@ -122,9 +121,7 @@ class SparkCompute:
         return CorpusAnalysis(index, model, similar, names)
 
     def before_models(self, build_database: Path) -> None:
-        """The raw tables as Parquet where the spark target reads them. dbt runs in a process of its
-        own, whose profile takes the master from the environment."""
-        os.environ[MASTER_VARIABLE] = spark_master(self.master)
+        """The raw tables as Parquet where the spark target reads them."""
         export_raw_tables(build_database, self.warehouse_dir)
         # The check history is first written after the first dbt step; the models read it as empty.
         if not raw_table_folder(self.warehouse_dir, check_history.TABLE).is_dir():
