@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from dagster import DagsterRunStatus, InitResourceContext
 
 from paperhouse import locking
+from paperhouse.publishing import prepare_build_database, remove_stale_files
 from paperhouse.settings import Paths
-from paperhouse.warehouse import prepare_build_database, remove_stale_files
 
 
 @dataclass

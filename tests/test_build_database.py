@@ -9,7 +9,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from paperhouse.warehouse import ROW_GROUP_ROWS, BuildDatabaseLocked, connect, prepare_build_database, registered
+from paperhouse.publishing import BuildDatabaseLocked, prepare_build_database
+from paperhouse.warehouse import ROW_GROUP_ROWS, connect, registered
 
 
 @pytest.fixture

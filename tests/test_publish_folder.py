@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from paperhouse.warehouse import publish_folder
+from paperhouse.publishing import publish_folder
 
 
 def _writer(files: dict[str, str]):

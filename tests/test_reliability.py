@@ -482,7 +482,7 @@ def test_publish_killed_mid_copy_or_before_the_swap_leaves_the_warehouse_whole(t
         )
     before = mart_fingerprint(warehouse)
     program = (
-        "import sys; from pathlib import Path; from paperhouse.warehouse import publish; "
+        "import sys; from pathlib import Path; from paperhouse.publishing import publish; "
         "publish(Path(sys.argv[1]), Path(sys.argv[2]))"
     )
     staging = warehouse.with_name(f".{warehouse.name}.publishing")

@@ -16,8 +16,8 @@ import polars as pl
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from paperhouse import trend_charts
+from paperhouse.publishing import publish_folder
 from paperhouse.settings import DASHBOARD_TEMPLATES
-from paperhouse.warehouse import publish_folder
 
 PAGES = {
     "index.html": "Overview",
