@@ -5,17 +5,15 @@ neighbours sharing an author keyword, and a title's content words."""
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 import numpy as np
 import polars as pl
 
 from paperhouse.terms import singular
-from paperhouse.topic_coherence import npmi_coherence
+from paperhouse.topic_coherence import WORD, npmi_coherence
 
 K = 10
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 @lru_cache(maxsize=1)
@@ -28,7 +26,7 @@ def _stemmer():
 def stem_key(phrase: str) -> str:
     """Lower case, words only (hyphens split), each Porter-stemmed: the form phrases match in."""
     stem = _stemmer().stem
-    return " ".join(stem(word) for word in _WORD.findall(phrase.lower()))
+    return " ".join(stem(word) for word in WORD.findall(phrase.lower()))
 
 
 def _contains(text_key: str, phrase_key: str) -> bool:
@@ -66,13 +64,13 @@ def present_keywords(labels: pl.DataFrame) -> list[list[str]]:
 def document_ngrams(texts: list[str], max_words: int = 4) -> list[set[str]]:
     held = []
     for text in texts:
-        words = [singular(word) for word in _WORD.findall(text.lower())]
+        words = [singular(word) for word in WORD.findall(text.lower())]
         held.append({" ".join(words[i : i + n]) for n in range(1, max_words + 1) for i in range(len(words) - n + 1)})
     return held
 
 
 def _term_key(term: str) -> str:
-    return " ".join(singular(word) for word in _WORD.findall(term.lower()))
+    return " ".join(singular(word) for word in WORD.findall(term.lower()))
 
 
 def topic_npmi(documents: list[set[str]], topics: list[list[str]]) -> float:
@@ -127,6 +125,6 @@ def content_words(text: str) -> set[str]:
 
     return {
         _stemmer().stem(word)
-        for word in _WORD.findall(text.lower())
+        for word in WORD.findall(text.lower())
         if word not in ENGLISH_STOP_WORDS and not word.isdigit()
     }
