@@ -13,6 +13,7 @@ from paperhouse import locking
 from paperhouse.settings import Paths
 
 INGEST_STEP = "raw__source_records"
+ANALYSIS_STEP = "corpus_analysis"
 
 
 @dataclass
@@ -41,14 +42,23 @@ def _instance() -> DagsterInstance:
     return DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
 
 
-def run_config(log_level: str = "WARNING", full_refresh: bool = False) -> dict:
+def run_config(log_level: str = "WARNING", full_refresh: bool = False, keyphrase_embeddings: bool = False) -> dict:
     return {
         "loggers": {"console": {"config": {"log_level": log_level.upper()}}},
-        "ops": {INGEST_STEP: {"config": {"full_refresh": full_refresh}}},
+        "ops": {
+            INGEST_STEP: {"config": {"full_refresh": full_refresh}},
+            ANALYSIS_STEP: {"config": {"keyphrase_embeddings": keyphrase_embeddings}},
+        },
     }
 
 
-def run_all(paths: Paths, log_level: str = "WARNING", full_refresh: bool = False, engine: str = "") -> RunOutcome:
+def run_all(
+    paths: Paths,
+    log_level: str = "WARNING",
+    full_refresh: bool = False,
+    engine: str = "",
+    keyphrase_embeddings: bool = False,
+) -> RunOutcome:
     """Build and publish the warehouse; ``locking.RunLockBusy`` at once when another run holds it.
 
     The lock is taken here, before Dagster starts (so a refused run does no work and leaves no
@@ -61,7 +71,9 @@ def run_all(paths: Paths, log_level: str = "WARNING", full_refresh: bool = False
         log_file = paths.build_dir / "run.log"
         with _instance() as instance, open(log_file, "w") as log, redirect_stdout(log):
             result = job.execute_in_process(
-                run_config=run_config(log_level, full_refresh), instance=instance, raise_on_error=False
+                run_config=run_config(log_level, full_refresh, keyphrase_embeddings),
+                instance=instance,
+                raise_on_error=False,
             )
             return _outcome(result, str(log_file), instance)
 

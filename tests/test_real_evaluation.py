@@ -11,9 +11,9 @@ from paperhouse.real_measures import (
     near_copies,
     present_keywords,
     shared_keyword_share,
-    stem_key,
     topic_npmi,
 )
+from paperhouse.stems import stem_key
 
 
 def test_phrases_match_porter_stemmed_as_a_whole():

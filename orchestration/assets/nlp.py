@@ -1,14 +1,17 @@
 from datetime import UTC, datetime
 
 import polars as pl
-from dagster import AssetExecutionContext, AssetSpec, MaterializeResult, multi_asset
+from dagster import AssetExecutionContext, AssetSpec, Config, MaterializeResult, multi_asset
+from pydantic import Field
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse import topic_ids
+from paperhouse.keyphrase_embeddings import rank_by_embeddings
 from paperhouse.keyword_terms import KEYWORDS_SQL, keyword_terms
+from paperhouse.settings import keyphrase_embeddings_default
 from paperhouse.warehouse import write_table
 
 _CANONICAL_TEXTS = """
@@ -17,6 +20,16 @@ _CANONICAL_TEXTS = """
     inner join raw.source_records as records using (source_file, record_no)
     where assignments.match_kind = 'canonical'
 """
+
+
+class AnalysisConfig(Config):
+    keyphrase_embeddings: bool = Field(
+        default_factory=keyphrase_embeddings_default,
+        description="Rank each paper's terms by their weight blended with their closeness in meaning to the "
+        "abstract (a packaged sentence-embedding model on the CPU; slow: docs/performance.md) and by whether "
+        "they are whole noun phrases there. Topics and similar papers do not change. Default: "
+        "$PAPERHOUSE_KEYPHRASE_EMBEDDINGS=1, else off.",
+    )
 
 
 def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str]) -> list[AssetSpec]:
@@ -85,7 +98,9 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
     group_name="nlp",
     pool=WRITER_POOL,
 )
-def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource, engine: EngineResource):
+def corpus_analysis(
+    context: AssetExecutionContext, config: AnalysisConfig, warehouse: WarehouseResource, engine: EngineResource
+):
     with warehouse.build_connection() as con:
         size = topic_ids.previous_size(con)
     # The previous run's number of topics, which the model keeps while it still fits (none on a
@@ -101,10 +116,13 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
         history = topic_ids.load(con)
     identified = topic_ids.assign(analysis.model, history, context.run.run_id, datetime.now(UTC))
     model = identified.model
+    paper_terms = index.paper_terms
+    if config.keyphrase_embeddings:  # the texts again: the analysis let go of them early
+        paper_terms = rank_by_embeddings(paper_terms, warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)))
     with warehouse.build_connection() as con:
         for table, frame in {
             "terms": index.terms,
-            "paper_terms": index.paper_terms,
+            "paper_terms": paper_terms,
             "term_aliases": index.aliases,
             "keyword_terms": keywords,
             "similar_papers": neighbours,
@@ -131,7 +149,8 @@ def corpus_analysis(context: AssetExecutionContext, warehouse: WarehouseResource
             terms_by_kind=counts_table(index.terms.group_by("kind").len("terms").sort("kind")),
         ),
     )
-    yield MaterializeResult(asset_key=["raw", "paper_terms"], metadata=frame_metadata(index.paper_terms))
+    ranking = "weight and embeddings" if config.keyphrase_embeddings else "weight"
+    yield MaterializeResult(asset_key=["raw", "paper_terms"], metadata=frame_metadata(paper_terms, ranked_by=ranking))
     yield MaterializeResult(
         asset_key=["raw", "term_aliases"],
         metadata=frame_metadata(

@@ -37,7 +37,7 @@ from pathlib import Path
 from paperhouse.bench_methods import STAGES, run_datasketch, run_nlp, run_pipeline, run_read_text, run_sklearn
 from paperhouse.bench_report import finished, growth_exponents, report
 from paperhouse.engines import DEFAULT_ENGINE, ENGINES
-from paperhouse.settings import BUNDLED_SEEDS, PROJECT_ROOT
+from paperhouse.settings import BUNDLED_SEEDS, KEYPHRASE_EMBEDDINGS_ENV, PROJECT_ROOT, keyphrase_embeddings_default
 from paperhouse.synth import labels_path
 from paperhouse.warehouse import connect
 
@@ -306,7 +306,14 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_ENGINE,
         help="also measure this engine's whole run at each size, beside the default's (spark: docs/spark.md)",
     )
+    parser.add_argument(
+        "--keyphrase-embeddings",
+        action="store_true",
+        help=f"measure runs that rank keyphrases with embeddings too (sets ${KEYPHRASE_EMBEDDINGS_ENV}=1)",
+    )
     args = parser.parse_args(argv)
+    if args.keyphrase_embeddings:  # the measured runs are child processes: they read it there
+        os.environ[KEYPHRASE_EMBEDDINGS_ENV] = "1"
     if args.run:  # the child process of _measure
         return _child(args)
 
@@ -328,11 +335,19 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(
         json.dumps(
-            {"sizes": results, "seeds": seeds, "targets": dict(targets), "python_loop_seconds": machine_speed}
+            {
+                "sizes": results,
+                "seeds": seeds,
+                "targets": dict(targets),
+                "python_loop_seconds": machine_speed,
+                "keyphrase_embeddings": keyphrase_embeddings_default(),
+            }
             | growth_exponents(finished(results), seeds),
             indent=2,
         )
     )
+    if keyphrase_embeddings_default():
+        print("every run ranked keyphrases with embeddings (--keyphrase-embeddings)")
     print(f"wrote {args.out}")
     return 0
 

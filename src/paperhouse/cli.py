@@ -25,8 +25,10 @@ from paperhouse.pipeline import load_runner
 from paperhouse.settings import (
     BUNDLED_SEEDS,
     DBT_PROJECT_DIR,
+    KEYPHRASE_EMBEDDINGS_ENV,
     WORKSPACE_FILE,
     dagster_home,
+    keyphrase_embeddings_default,
     resolve_paths,
     venv_executable,
 )
@@ -78,7 +80,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         run_all = load_runner()
         started = time.perf_counter()
-        outcome = run_all(paths, log_level=args.log_level, full_refresh=args.full_refresh, engine=args.engine or "")
+        outcome = run_all(
+            paths,
+            log_level=args.log_level,
+            full_refresh=args.full_refresh,
+            engine=args.engine or "",
+            keyphrase_embeddings=args.keyphrase_embeddings,
+        )
         elapsed = time.perf_counter() - started
     finally:
         locking.release(lease)
@@ -304,6 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=ENGINES,
         help=f"where the stages compute and dbt builds: duckdb (this process) or spark (docs/spark.md; the master "
         f"from $PAPERHOUSE_SPARK_MASTER, local[2] by default); default: ${ENGINE_ENV}, then duckdb",
+    )
+    run.add_argument(
+        "--keyphrase-embeddings",
+        action=argparse.BooleanOptionalAction,
+        default=keyphrase_embeddings_default(),
+        help="rank each paper's terms with a packaged sentence-embedding model too (slow; docs/evaluation.md); "
+        f"default: ${KEYPHRASE_EMBEDDINGS_ENV}=1, else off",
     )
     run.set_defaults(handler=cmd_run)
 

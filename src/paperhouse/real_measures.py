@@ -5,28 +5,14 @@ neighbours sharing an author keyword, and a title's content words."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 import polars as pl
 
+from paperhouse.stems import stem_key
 from paperhouse.terms import singular
 from paperhouse.topic_coherence import WORD, npmi_coherence
 
 K = 10
-
-
-@lru_cache(maxsize=1)
-def _stemmer():
-    from nltk.stem.porter import PorterStemmer
-
-    return PorterStemmer()
-
-
-def stem_key(phrase: str) -> str:
-    """Lower case, words only (hyphens split), each Porter-stemmed: the form phrases match in."""
-    stem = _stemmer().stem
-    return " ".join(stem(word) for word in WORD.findall(phrase.lower()))
 
 
 def _contains(text_key: str, phrase_key: str) -> bool:
@@ -124,7 +110,5 @@ def content_words(text: str) -> set[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return {
-        _stemmer().stem(word)
-        for word in WORD.findall(text.lower())
-        if word not in ENGLISH_STOP_WORDS and not word.isdigit()
+        stem_key(word) for word in WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS and not word.isdigit()
     }

@@ -18,6 +18,8 @@ SEEDS_ENV = "PAPERHOUSE_SEEDS_DIR"
 WAREHOUSE_ENV = "PAPERHOUSE_WAREHOUSE"
 DEFAULT_SEEDS_DIR = "seeds"
 DEFAULT_WAREHOUSE = "data/paperhouse.duckdb"
+# `1`: runs rank keyphrases with embeddings unless told otherwise (paperhouse.keyphrase_embeddings).
+KEYPHRASE_EMBEDDINGS_ENV = "PAPERHOUSE_KEYPHRASE_EMBEDDINGS"
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,11 @@ class Paths:
     def run_lock(self) -> Path:
         """Held by the one run that may write the build database and publish (``paperhouse.locking``)."""
         return self.build_dir / "run.lock"
+
+
+def keyphrase_embeddings_default() -> bool:
+    """Whether a run ranks keyphrases with embeddings when it does not say: ``$PAPERHOUSE_KEYPHRASE_EMBEDDINGS``."""
+    return os.environ.get(KEYPHRASE_EMBEDDINGS_ENV, "").lower() in ("1", "true", "yes")
 
 
 def dagster_home() -> Path:

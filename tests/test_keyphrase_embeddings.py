@@ -1,0 +1,142 @@
+"""`paperhouse run --keyphrase-embeddings`: keyphrases ranked by weight, closeness in meaning to the
+abstract and whole noun phrases; off by default, and then nothing of it is loaded."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from corpus import SEEDS
+
+from paperhouse import keyphrase_embeddings
+from paperhouse.keyphrase_embeddings import cosines, minilm, noun_phrases, rank_by_embeddings, wholeness
+from paperhouse.stems import stem_key
+
+WEIGHT_ORDER = """
+    select paper_id, term, weight, rank,
+        row_number() over (partition by paper_id order by weight desc, term) as weight_rank
+    from marts.paper_terms
+"""
+
+
+def keys(*phrases: str) -> set[str]:
+    return {stem_key(phrase) for phrase in phrases}
+
+
+def test_noun_phrases_break_at_verbs_and_end_in_a_noun():
+    whole, inner = noun_phrases("We pick independent money managers for the separate-account industry.")
+    assert keys("independent money managers", "separate-account industry") <= whole
+    assert stem_key("pick independent money managers") not in whole | inner  # "pick" is a verb
+    assert keys("money managers", "managers", "industry") <= inner
+    assert stem_key("independent") not in whole | inner  # an adjective ends no phrase
+
+
+def test_wholeness_is_one_where_whole_else_the_root_of_the_corpus_share_of_whole_uses():
+    texts = pl.DataFrame(
+        {
+            "paper_id": ["a", "b", "c"],
+            "text": [
+                "The money manager decides.",
+                "An independent money manager decides.",
+                "Graph neural networks learn.",
+            ],
+        }
+    )
+    rows = pl.DataFrame({"paper_id": ["a", "b", "c", "c"], "term": ["money manager"] * 2 + ["neural network"] * 2})
+    assert wholeness(rows, texts).to_list() == [1.0, pytest.approx(0.5**0.5), 0.0, 0.0]
+
+
+def _fake_embed(texts: list[str]) -> np.ndarray:
+    """Unit vectors: the abstract points at "policy gradient", every other text away from it."""
+    return np.array([[1.0, 0.0] if "policy" in text else [0.0, 1.0] for text in texts])
+
+
+def test_rank_blends_weight_with_closeness_and_keeps_everything_else():
+    paper_terms = pl.DataFrame(
+        {
+            "paper_id": ["p", "p", "p", "q"],
+            "term": ["sample complexity", "policy gradient", "decision process", "sample complexity"],
+            "occurrences": [3, 1, 1, 2],
+            "weight": [0.8, 0.5, 0.3, 1.0],
+            "rank": [1, 2, 3, 1],
+        },
+        schema_overrides={"occurrences": pl.Int32, "rank": pl.Int32},
+    )
+    texts = pl.DataFrame(
+        {
+            "paper_id": ["p", "q"],
+            "text": ["The sample complexity of policy gradient for a decision process.", "Its sample complexity."],
+        }
+    )
+    ranked = rank_by_embeddings(paper_terms, texts, _fake_embed)
+    assert ranked.schema == paper_terms.schema
+    # "policy gradient" holds the whole cosine share and part of the weight share; the others no cosine.
+    assert ranked.filter(pl.col("paper_id") == "p")["term"].to_list() == [
+        "policy gradient",
+        "sample complexity",
+        "decision process",
+    ]
+    assert ranked.filter(pl.col("paper_id") == "p")["rank"].to_list() == [1, 2, 3]
+    assert ranked.drop("rank").sort("paper_id", "term").equals(paper_terms.drop("rank").sort("paper_id", "term"))
+    assert rank_by_embeddings(paper_terms.clear(), texts, _fake_embed).height == 0
+
+
+def test_cosines_come_out_in_row_order_whatever_the_batches(monkeypatch):
+    texts = pl.DataFrame({"paper_id": ["p", "q", "r"], "text": ["policy", "other", "policy again"]})
+    rows = pl.DataFrame({"paper_id": ["r", "p", "q", "p"], "term": ["policy gradient", "bound", "policy", "policy"]})
+    expected = [1.0, 0.0, 0.0, 1.0]  # "policy" texts point at "policy" terms
+    assert cosines(rows, texts, _fake_embed).to_list() == expected
+    monkeypatch.setattr(keyphrase_embeddings, "_PAPERS_PER_BATCH", 1)
+    assert cosines(rows, texts, _fake_embed).to_list() == expected
+
+
+def test_the_packaged_model_embeds_offline_and_tells_meanings_apart():
+    embed = minilm()
+    text, near, far = embed(
+        ["Graph neural networks pass messages between the nodes of a graph.", "graph neural network", "tax law"]
+    )
+    assert np.linalg.norm(text) == pytest.approx(1.0, abs=1e-5)
+    assert text @ near > text @ far + 0.3
+
+
+def _run(warehouse: Path, *flags: str) -> subprocess.CompletedProcess:
+    """`paperhouse run` on the bundled seeds; prints whether torch was imported by the end."""
+    code = (
+        "import sys; from paperhouse.cli import main; "
+        f"code = main(['run', '--seeds', {str(SEEDS)!r}, '--warehouse', {str(warehouse)!r}, *{list(flags)!r}]); "
+        "print('torch imported:', 'torch' in sys.modules); sys.exit(code)"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.slow
+def test_the_option_reranks_keyphrases_only_and_is_not_loaded_when_off(tmp_path):
+    default, embedded = tmp_path / "default" / "paperhouse.duckdb", tmp_path / "embedded" / "paperhouse.duckdb"
+    off, on = _run(default), _run(embedded, "--keyphrase-embeddings")
+    assert off.returncode == 0 and on.returncode == 0, (off.stderr[-2000:], on.stderr[-2000:])
+    assert "torch imported: False" in off.stdout and "torch imported: True" in on.stdout
+
+    def read(warehouse: Path, sql: str) -> pl.DataFrame:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            return con.execute(sql).pl()
+
+    by_weight, by_blend = read(default, WEIGHT_ORDER), read(embedded, WEIGHT_ORDER)
+    assert (by_weight["rank"] == by_weight["weight_rank"]).all()  # off: rank is the weight's order
+    same_terms = ["paper_id", "term", "weight"]
+    assert by_blend.select(same_terms).sort(same_terms).equals(by_weight.select(same_terms).sort(same_terms))
+    counts = by_blend.group_by("paper_id").agg(pl.col("rank").sort(), n=pl.len())
+    assert all(ranks == list(range(1, n + 1)) for ranks, n in counts.select("rank", "n").iter_rows())
+    firsts = {
+        name: dict(frame.filter(pl.col("rank") == 1).select("paper_id", "term").iter_rows())
+        for name, frame in (("off", by_weight), ("on", by_blend))
+    }
+    changed = sum(firsts["off"][paper] != term for paper, term in firsts["on"].items())
+    assert changed >= len(firsts["on"]) // 10, changed
+    # Topics and similar papers compare the weights, which the option leaves alone.
+    for table in ("topic_terms", "similar_papers"):
+        assert read(default, f"select * from marts.{table} order by all").equals(
+            read(embedded, f"select * from marts.{table} order by all")
+        ), table
