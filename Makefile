@@ -63,7 +63,7 @@ docs: install
 # Quality reports: dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl;
 # keyphrase F1, method-name precision and topic coherence beside baselines on the gold sets; then
 # the real lists of ../shared/realdata (read in place), both halves, beside the plain tools, with
-# the keyphrases of the embeddings option too (about 10 minutes more on two cores).
+# the keyphrases of the embeddings option too (its embeddings take most of the added time).
 eval: install
 	$(BIN)/paperhouse eval-dedup
 	$(BIN)/paperhouse eval-terms
