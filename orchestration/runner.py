@@ -42,14 +42,14 @@ def _instance() -> DagsterInstance:
     return DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
 
 
-def run_config(log_level: str = "WARNING", full_refresh: bool = False, keyphrase_embeddings: bool = False) -> dict:
-    return {
-        "loggers": {"console": {"config": {"log_level": log_level.upper()}}},
-        "ops": {
-            INGEST_STEP: {"config": {"full_refresh": full_refresh}},
-            ANALYSIS_STEP: {"config": {"keyphrase_embeddings": keyphrase_embeddings}},
-        },
-    }
+def run_config(
+    log_level: str = "WARNING", full_refresh: bool = False, keyphrase_embeddings: bool | None = None
+) -> dict:
+    """``keyphrase_embeddings`` None leaves the corpus step's default (``$PAPERHOUSE_KEYPHRASE_EMBEDDINGS``)."""
+    ops = {INGEST_STEP: {"config": {"full_refresh": full_refresh}}}
+    if keyphrase_embeddings is not None:
+        ops[ANALYSIS_STEP] = {"config": {"keyphrase_embeddings": keyphrase_embeddings}}
+    return {"loggers": {"console": {"config": {"log_level": log_level.upper()}}}, "ops": ops}
 
 
 def run_all(
@@ -57,7 +57,7 @@ def run_all(
     log_level: str = "WARNING",
     full_refresh: bool = False,
     engine: str = "",
-    keyphrase_embeddings: bool = False,
+    keyphrase_embeddings: bool | None = None,
 ) -> RunOutcome:
     """Build and publish the warehouse; ``locking.RunLockBusy`` at once when another run holds it.
 

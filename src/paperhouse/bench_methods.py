@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from paperhouse.settings import Paths, keyphrase_embeddings_default
+from paperhouse.settings import Paths
 from paperhouse.synth import labels_path
 from paperhouse.warehouse import connect_reader
 
@@ -43,7 +43,7 @@ def run_pipeline(lists: Path, warehouse: Path, engine: str = "") -> dict:
     run_all = load_runner()
     paths = Paths(seeds_dir=lists, warehouse=warehouse)
     started = time.perf_counter()
-    outcome = run_all(paths, engine=engine, keyphrase_embeddings=keyphrase_embeddings_default())
+    outcome = run_all(paths, engine=engine)  # the corpus step reads $PAPERHOUSE_KEYPHRASE_EMBEDDINGS
     result = {"seconds": time.perf_counter() - started, "success": outcome.success, "steps": outcome.step_seconds}
     if not outcome.success:
         return result | {"reason": outcome.reason}

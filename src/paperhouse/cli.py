@@ -28,7 +28,6 @@ from paperhouse.settings import (
     KEYPHRASE_EMBEDDINGS_ENV,
     WORKSPACE_FILE,
     dagster_home,
-    keyphrase_embeddings_default,
     resolve_paths,
     venv_executable,
 )
@@ -316,7 +315,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--keyphrase-embeddings",
         action=argparse.BooleanOptionalAction,
-        default=keyphrase_embeddings_default(),
         help="rank each paper's terms with a packaged sentence-embedding model too (slow; docs/evaluation.md); "
         f"default: ${KEYPHRASE_EMBEDDINGS_ENV}=1, else off",
     )

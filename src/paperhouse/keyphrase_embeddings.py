@@ -26,7 +26,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable
-from functools import cache, lru_cache
+from functools import cache
 from importlib.metadata import distribution
 
 import numpy as np
@@ -76,7 +76,7 @@ def noun_phrases(text: str) -> tuple[set[str], set[str]]:
             continue
         while run and run[-1][1] not in _NOUN_TAGS:
             run.pop()
-        keys = [_word_key(word) for word, _ in run]
+        keys = [stem_key(word) for word, _ in run]
         if keys:
             whole.add(" ".join(keys))
         for start in range(len(run)):
@@ -85,11 +85,6 @@ def noun_phrases(text: str) -> tuple[set[str], set[str]]:
                     inner.add(" ".join(keys[start:end]))
         run = []
     return whole, inner
-
-
-@lru_cache(maxsize=1 << 18)
-def _word_key(word: str) -> str:
-    return stem_key(word)
 
 
 def wholeness(paper_terms: pl.DataFrame, texts: pl.DataFrame) -> pl.Series:

@@ -16,7 +16,12 @@ def _stemmer():
     return PorterStemmer()
 
 
+@lru_cache(maxsize=1 << 18)
+def _stem(word: str) -> str:
+    # A corpus repeats its words: Porter's rules run once per distinct word.
+    return _stemmer().stem(word)
+
+
 def stem_key(phrase: str) -> str:
     """Lower case, words only (hyphens split), each Porter-stemmed: the form phrases match in."""
-    stem = _stemmer().stem
-    return " ".join(stem(word) for word in WORD.findall(phrase.lower()))
+    return " ".join(_stem(word) for word in WORD.findall(phrase.lower()))
