@@ -12,7 +12,7 @@ import pytest
 from corpus import SEEDS
 
 from paperhouse import keyphrase_embeddings
-from paperhouse.keyphrase_embeddings import cosines, minilm, noun_phrases, rank_by_embeddings, wholeness
+from paperhouse.keyphrase_embeddings import cosines, minilm, noun_phrases, rank_by_embeddings, redundant, wholeness
 from paperhouse.stems import stem_key
 
 WEIGHT_ORDER = """
@@ -82,6 +82,42 @@ def test_rank_blends_weight_with_closeness_and_keeps_everything_else():
     assert ranked.filter(pl.col("paper_id") == "p")["rank"].to_list() == [1, 2, 3]
     assert ranked.drop("rank").sort("paper_id", "term").equals(paper_terms.drop("rank").sort("paper_id", "term"))
     assert rank_by_embeddings(paper_terms.clear(), texts, _fake_embed).height == 0
+
+
+def test_a_term_around_a_higher_scored_term_of_its_paper_is_redundant():
+    scored = pl.DataFrame(
+        {
+            "paper_id": ["p", "p", "p", "p", "p", "q"],
+            "term": [
+                "adversarial network",
+                "generative adversarial networks",  # holds the words of a higher one: redundant
+                "networks adversarial",  # the same words as a higher one, not more: kept
+                "network",  # inside higher ones, not around them: kept
+                "adversarial graph",  # shares a word only
+                "adversarial network training",  # around "adversarial network" of another paper only
+            ],
+            "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.9],
+        }
+    )
+    assert redundant(scored).to_list() == [False, True, False, False, False, False]
+    assert redundant(scored.with_columns(score=pl.lit(0.5))).to_list() == [False] * 6  # none scores higher
+
+
+def test_the_discount_lets_a_new_concept_pass_a_longer_phrase_of_a_listed_one():
+    paper_terms = pl.DataFrame(
+        {
+            "paper_id": ["p"] * 3,
+            "term": ["policy gradient", "policy gradient method", "sample complexity"],
+            "weight": [1.0, 0.9, 0.7],
+            "rank": [1, 2, 3],
+        },
+        schema_overrides={"rank": pl.Int32},
+    )
+    texts = pl.DataFrame({"paper_id": ["p"], "text": ["Policy gradient. A policy gradient method. Sample complexity."]})
+    flat = lambda texts: np.array([[1.0, 0.0]] * len(texts))  # noqa: E731 - every cosine the same
+    # All three whole noun phrases: the weights alone order them, until the discount.
+    ranked = rank_by_embeddings(paper_terms, texts, flat)
+    assert ranked["term"].to_list() == ["policy gradient", "sample complexity", "policy gradient method"]
 
 
 def test_cosines_come_out_in_row_order_whatever_the_batches(monkeypatch):

