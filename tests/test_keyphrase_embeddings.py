@@ -1,5 +1,6 @@
 """`paperhouse run --keyphrase-embeddings`: keyphrases ranked by weight, closeness in meaning to the
-abstract and whole noun phrases; off by default, and then nothing of it is loaded."""
+abstract and whole noun phrases, a paper's own noun phrases among them; off by default, and then
+nothing of it is loaded."""
 
 import subprocess
 import sys
@@ -12,7 +13,9 @@ import pytest
 from corpus import SEEDS
 
 from paperhouse import keyphrase_embeddings
-from paperhouse.keyphrase_embeddings import cosines, minilm, noun_phrases, rank_by_embeddings, redundant, wholeness
+from paperhouse.keyphrase_embeddings import cosines, minilm, rank_by_embeddings, redundant
+from paperhouse.keyphrases import KEYPHRASE_SCHEMA, best_terms
+from paperhouse.noun_phrases import noun_phrases, own_noun_phrases, term_keys, wholeness
 from paperhouse.stems import stem_key
 
 WEIGHT_ORDER = """
@@ -49,6 +52,32 @@ def test_wholeness_is_one_where_whole_else_the_root_of_the_corpus_share_of_whole
     assert wholeness(rows, texts).to_list() == [1.0, pytest.approx(0.5**0.5), 0.0, 0.0]
 
 
+def test_own_noun_phrases_are_the_papers_phrases_it_holds_no_term_for():
+    texts = pl.DataFrame(
+        {
+            "paper_id": ["p"],
+            "text": [
+                "GANs are compared with generative adversarial networks for the proposed image synthesis on "
+                "novel benchmark datasets, with a deep convolutional neural network architecture and spectral "
+                "normalisation layers."
+            ],
+        }
+    )
+    paper_terms = pl.DataFrame({"paper_id": ["p"], "term": ["image synthesis"]})
+    terms_by_key = term_keys(
+        pl.Series(["generative adversarial network", "image synthesis"]),
+        pl.DataFrame({"alias": ["GAN"], "term": ["generative adversarial network"]}),
+    )
+    own = own_noun_phrases(paper_terms, texts, terms_by_key)
+    # "GANs" is a term by its alias, written as the term, and its long form the same term again;
+    # "proposed image synthesis" is the paper's term; "benchmark dataset" is made of generic words
+    # only; five words are more than a term has.
+    assert own.rows() == [
+        ("p", "generative adversarial network", "generative adversarial network"),
+        ("p", "spectral normalisation layer", None),
+    ]
+
+
 def _fake_embed(texts: list[str]) -> np.ndarray:
     """Unit vectors: the abstract points at "policy gradient", every other text away from it."""
     return np.array([[1.0, 0.0] if "policy" in text else [0.0, 1.0] for text in texts])
@@ -71,7 +100,7 @@ def test_rank_blends_weight_with_closeness_and_keeps_everything_else():
             "text": ["The sample complexity of policy gradient for a decision process.", "Its sample complexity."],
         }
     )
-    ranked = rank_by_embeddings(paper_terms, texts, _fake_embed)
+    ranked, keyphrases = rank_by_embeddings(paper_terms, texts, {}, _fake_embed)
     assert ranked.schema == paper_terms.schema
     # "policy gradient" holds the whole cosine share and part of the weight share; the others no cosine.
     assert ranked.filter(pl.col("paper_id") == "p")["term"].to_list() == [
@@ -81,14 +110,28 @@ def test_rank_blends_weight_with_closeness_and_keeps_everything_else():
     ]
     assert ranked.filter(pl.col("paper_id") == "p")["rank"].to_list() == [1, 2, 3]
     assert ranked.drop("rank").sort("paper_id", "term").equals(paper_terms.drop("rank").sort("paper_id", "term"))
-    assert rank_by_embeddings(paper_terms.clear(), texts, _fake_embed).height == 0
+    # The keyphrases: the same order, and the text's own noun phrases after them (no weight, far in meaning).
+    assert keyphrases.schema == pl.Schema(KEYPHRASE_SCHEMA)
+    assert keyphrases.filter(pl.col("paper_id") == "p")["keyphrase"].to_list()[:3] == [
+        "policy gradient",
+        "sample complexity",
+        "decision process",
+    ]
+    assert keyphrases.filter(pl.col("term").is_not_null())["term"].to_list() == [
+        "policy gradient",
+        "sample complexity",
+        "decision process",
+        "sample complexity",
+    ]
+    empty = rank_by_embeddings(paper_terms.clear(), texts, {}, _fake_embed)
+    assert empty.paper_terms.height == 0 and empty.keyphrases.schema == pl.Schema(KEYPHRASE_SCHEMA)
 
 
 def test_a_term_around_a_higher_scored_term_of_its_paper_is_redundant():
     scored = pl.DataFrame(
         {
             "paper_id": ["p", "p", "p", "p", "p", "q"],
-            "term": [
+            "keyphrase": [
                 "adversarial network",
                 "generative adversarial networks",  # holds the words of a higher one: redundant
                 "networks adversarial",  # the same words as a higher one, not more: kept
@@ -116,8 +159,41 @@ def test_the_discount_lets_a_new_concept_pass_a_longer_phrase_of_a_listed_one():
     texts = pl.DataFrame({"paper_id": ["p"], "text": ["Policy gradient. A policy gradient method. Sample complexity."]})
     flat = lambda texts: np.array([[1.0, 0.0]] * len(texts))  # noqa: E731 - every cosine the same
     # All three whole noun phrases: the weights alone order them, until the discount.
-    ranked = rank_by_embeddings(paper_terms, texts, flat)
+    ranked = rank_by_embeddings(paper_terms, texts, {}, flat).paper_terms
     assert ranked["term"].to_list() == ["policy gradient", "sample complexity", "policy gradient method"]
+
+
+def test_a_papers_own_noun_phrase_close_in_meaning_becomes_a_keyphrase():
+    paper_terms = pl.DataFrame(
+        {
+            "paper_id": ["p", "p"],
+            "term": ["policy gradient", "sample complexity"],
+            "weight": [1.0, 0.9],
+            "rank": [1, 2],
+        },
+        schema_overrides={"rank": pl.Int32},
+    )
+    texts = pl.DataFrame(
+        {"paper_id": ["p"], "text": ["Policy gradient or trust-region policy optimisation: sample complexity."]}
+    )
+    ranked, keyphrases = rank_by_embeddings(paper_terms, texts, {}, _fake_embed)
+    # The own phrase holds the whole cosine share and no weight; "sample complexity" only weight.
+    assert keyphrases.select("keyphrase", "term", "rank").rows() == [
+        ("policy gradient", "policy gradient", 1),
+        ("trust-region policy optimisation", None, 2),
+        ("sample complexity", "sample complexity", 3),
+    ]
+    assert ranked["rank"].to_list() == [1, 2]  # the terms' own order, the own phrase is none of them
+
+
+def test_the_default_keyphrases_are_the_ten_best_terms():
+    paper_terms = pl.DataFrame(
+        {"paper_id": ["p"] * 12, "term": [f"t{i}" for i in range(12)], "weight": [1 - i / 20 for i in range(12)]}
+    ).with_columns(rank=pl.int_range(1, 13, dtype=pl.Int32), occurrences=pl.lit(1, pl.Int32))
+    keyphrases = best_terms(paper_terms.reverse())
+    assert keyphrases.schema == pl.Schema(KEYPHRASE_SCHEMA)
+    assert keyphrases.select("keyphrase", "term", "rank").rows() == [(f"t{i}", f"t{i}", i + 1) for i in range(10)]
+    assert keyphrases["score"].to_list() == paper_terms["weight"].head(10).to_list()
 
 
 def test_cosines_come_out_in_row_order_whatever_the_batches(monkeypatch):
@@ -171,6 +247,16 @@ def test_the_option_reranks_keyphrases_only_and_is_not_loaded_when_off(tmp_path)
     }
     changed = sum(firsts["off"][paper] != term for paper, term in firsts["on"].items())
     assert changed >= len(firsts["on"]) // 10, changed
+    # The keyphrases: off, the ten best terms; on, some are the papers' own noun phrases, no term.
+    keyphrases = "select paper_id, rank, keyphrase, term_id from marts.paper_keyphrases"
+    off_keyphrases, on_keyphrases = read(default, keyphrases), read(embedded, keyphrases)
+    assert off_keyphrases.sort("paper_id", "rank")["keyphrase"].equals(
+        by_weight.filter(pl.col("rank") <= 10).sort("paper_id", "rank")["term"], check_names=False
+    )
+    assert off_keyphrases["term_id"].null_count() == 0
+    own = on_keyphrases.filter(pl.col("term_id").is_null())
+    assert own.height >= on_keyphrases.height // 50 and own["paper_id"].n_unique() >= 10, own
+    assert on_keyphrases["paper_id"].n_unique() == off_keyphrases["paper_id"].n_unique()
     # Topics and similar papers compare the weights, which the option leaves alone.
     for table in ("topic_terms", "similar_papers"):
         assert read(default, f"select * from marts.{table} order by all").equals(

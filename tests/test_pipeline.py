@@ -61,6 +61,7 @@ def test_contract_columns_exist(bundled_run):
         "rejected_records": {"source_file", "record_no", "reason", "excerpt"},
         "terms": {"term_id", "term", "kind", "doc_freq", "idf"},
         "paper_terms": {"paper_id", "term_id", "weight", "rank"},
+        "paper_keyphrases": {"paper_id", "rank", "keyphrase", "term_id", "score"},
         "term_aliases": {"alias", "term_id", "alias_kind"},
         "topics": {"topic_id", "label", "n_papers", "coherence"},
         "topic_terms": {"topic_id", "term_id", "weight"},
@@ -78,6 +79,18 @@ def test_contract_columns_exist(bundled_run):
         }
         assert columns <= found, (table, columns - found)
     assert query(warehouse, "select count(*) from marts.paper_terms where rank = 1") == [(76,)]
+    # By default a paper's keyphrases are its ten best terms.
+    assert (
+        query(
+            warehouse,
+            "select paper_id, rank, term_id, score from marts.paper_keyphrases"
+            " except select paper_id, rank, term_id, weight from marts.paper_terms where rank <= 10",
+        )
+        == []
+    )
+    assert query(warehouse, "select count(*) from marts.paper_keyphrases") == query(
+        warehouse, "select count(*) from marts.paper_terms where rank <= 10"
+    )
     assert query(warehouse, "select count(*), count(distinct paper_id) from marts.similar_papers") == [(380, 76)]
     assert query(warehouse, "select count(*) from marts.papers where display_name is null") == [(0,)]
 

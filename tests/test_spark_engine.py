@@ -29,6 +29,7 @@ EXACT = {
     "rejected_records": None,
     "terms": ["term_id", "term", "kind", "n_words", "doc_freq", "key_papers"],
     "paper_terms": ["paper_id", "term_id", "rank", "occurrences"],
+    "paper_keyphrases": ["paper_id", "rank", "keyphrase", "term_id"],
     "venue_summary": ["venue", "year", "papers", "records", "duplicates", "rejected_records", "named_methods"],
 }
 

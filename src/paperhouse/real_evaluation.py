@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from paperhouse.keyphrase_embeddings import Embed, minilm, rank_by_embeddings
+from paperhouse.noun_phrases import term_keys
 from paperhouse.real_data import HALVES, WHOLE, Half, write_half
 from paperhouse.real_measures import (
     K,
@@ -53,13 +54,17 @@ NEIGHBOURS = 5
 TOP_TOPIC_TERMS = 10
 TOP_CORPUS_TERMS = 30
 
+# The keyphrase targets are met by paperhouse when met by default or with the embeddings option
+# (an option off by default may meet them: issue 39); the report prints both figures.
+_OPTION = "by default or with --keyphrase-embeddings"
+
 TARGETS = {  # judged on the half that was not tuned on
-    "keyphrase recall@10 >= 1.15 x best of YAKE and TF-IDF": lambda r: r["keyphrases"]["ratio_to_best"] >= 1.15,
-    "Inspec F1@10 >= 0.33": lambda r: r["inspec"]["paperhouse"]["f1@10"] >= 0.33,
-    "with --keyphrase-embeddings: keyphrase recall@10 >= 1.15 x best": lambda r: (
-        r["keyphrases"]["embeddings_ratio_to_best"] >= 1.15
+    f"keyphrase recall@10 >= 1.15 x best of YAKE and TF-IDF, {_OPTION}": lambda r: (
+        max(r["keyphrases"]["ratio_to_best"], r["keyphrases"]["embeddings_ratio_to_best"]) >= 1.15
     ),
-    "with --keyphrase-embeddings: Inspec F1@10 >= 0.33": lambda r: r["inspec"][EMBEDDINGS]["f1@10"] >= 0.33,
+    f"Inspec F1@10 >= 0.33, {_OPTION}": lambda r: (
+        max(r["inspec"]["paperhouse"]["f1@10"], r["inspec"][EMBEDDINGS]["f1@10"]) >= 0.33
+    ),
     "largest topic <= 20% of papers": lambda r: r["topics"]["paperhouse"]["largest_share"] <= 0.20,
     "topic NPMI >= 1.1 x NMF at the same k": lambda r: r["topics"]["ratio_to_nmf"] >= 1.1,
     "no topic's top terms are near-copies": lambda r: r["topics"]["paperhouse"]["near_copy_topics"] == 0,
@@ -99,6 +104,9 @@ def read_marts(warehouse: Path) -> dict[str, pl.DataFrame]:
             " where rank <= 10 group by paper_id"
         ),
         "paper_terms": "select paper_id, term, weight, rank from marts.paper_terms",
+        # What the run's analysis mined (keyword-only terms are added after it), and their aliases.
+        "mined_terms": "select term from marts.terms where kind != 'keyword'",
+        "aliases": "select alias, term from marts.term_aliases",
         "topic_terms": "select topic_id, list(term order by rank) as terms from marts.topic_terms group by topic_id",
         "paper_topics": "select paper_id, topic_id from marts.paper_topics where is_primary",
         "similar": "select paper_id, similar_paper_id from marts.similar_papers where rank <= 5",
@@ -220,16 +228,17 @@ def evaluate_corpus_terms(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) 
 
 
 def embedded_terms(labels: pl.DataFrame, marts: dict[str, pl.DataFrame], embed: Embed) -> pl.DataFrame:
-    """``records`` (``_by_record``) with ``embedded_terms``: each paper's ten best terms as
-    ``paperhouse run --keyphrase-embeddings`` ranks them (``rank_by_embeddings`` of the same
-    ``paper_terms``, on each paper's canonical text: the option changes nothing else)."""
+    """``records`` (``_by_record``) with ``embedded_terms``: each paper's ten keyphrases as
+    ``paperhouse run --keyphrase-embeddings`` finds them (``rank_by_embeddings`` of the same
+    ``paper_terms`` and vocabulary, on each paper's canonical text: the option changes nothing else)."""
     texts = (
         labels.join(marts["sources"], on=["source_file", "record_no"])
         .filter(pl.col("match_kind") == "canonical")
         .select("paper_id", "text")
     )
-    ranked = rank_by_embeddings(marts["paper_terms"], texts, embed).filter(pl.col("rank") <= K)
-    terms = ranked.group_by("paper_id").agg(embedded_terms=pl.col("term").sort_by("rank"))
+    terms_by_key = term_keys(marts["mined_terms"]["term"], marts["aliases"])
+    keyphrases = rank_by_embeddings(marts["paper_terms"], texts, terms_by_key, embed).keyphrases
+    terms = keyphrases.group_by("paper_id").agg(embedded_terms=pl.col("keyphrase").sort_by("rank"))
     return (
         _by_record(labels, marts)
         .join(terms, on="paper_id", how="left")
@@ -351,4 +360,10 @@ def format_report(report: dict) -> str:
         )
         lines.append("  targets" + (" (judged here)" if half == "report" else " (for reference)"))
         lines += [f"    {'met ' if ok else 'MISS'} {name}" for name, ok in targets_met(r).items()]
+        k, inspec = r["keyphrases"], r["inspec"]
+        lines.append(
+            f"    (keyphrases by default: recall x{k['ratio_to_best']}, Inspec {inspec['paperhouse']['f1@10']:.3f};"
+            f" with --keyphrase-embeddings: recall x{k['embeddings_ratio_to_best']},"
+            f" Inspec {inspec[EMBEDDINGS]['f1@10']:.3f})"
+        )
     return "\n".join(lines)

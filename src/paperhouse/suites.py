@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from paperhouse.keyphrases import KEYPHRASES_PER_PAPER
 from paperhouse.keyword_terms import KEYWORD_KIND, MATCHES
 from paperhouse.terms import ALIAS_KINDS, TERM_KINDS
 from paperhouse.topic_ids import EVENTS as TOPIC_ID_EVENTS
@@ -153,6 +154,13 @@ SUITES: tuple[Suite, ...] = (
         parts_by="paper_id",
     ),
     Suite(
+        "raw.paper_keyphrases",
+        not_null=("paper_id", "rank", "keyphrase", "score"),
+        unique=(("paper_id", "rank"), ("paper_id", "keyphrase")),
+        between={"rank": (1, KEYPHRASES_PER_PAPER)},
+        parts_by="paper_id",
+    ),
+    Suite(
         "raw.term_aliases",
         not_null=("alias", "term", "alias_kind"),
         unique=(("alias", "term"),),
@@ -259,6 +267,7 @@ SUITES: tuple[Suite, ...] = (
     Suite("marts.term_aliases"),
     Suite("marts.similar_papers", between={"rank": (1, 5)}),
     Suite("marts.paper_terms", between={"weight": (0, 1.000001), "rank": (1, None)}),
+    Suite("marts.paper_keyphrases", between={"rank": (1, KEYPHRASES_PER_PAPER)}),
     Suite("marts.topics", between={"n_papers": (0, None)}),
     Suite(
         "marts.paper_topics",
