@@ -43,7 +43,7 @@ from paperhouse.stems import stem_key
 
 # The cosine's share of the blend, chosen on the tune half of the real lists (docs/evaluation.md).
 _COSINE_SHARE = 0.7
-# A term holding every word of a higher-scored term of its paper keeps this share of its score less
+# A phrase holding every word of a higher-scored phrase of its paper keeps this share of its score less
 # (chosen on the tune half, docs/evaluation.md).
 _REDUNDANCY_DISCOUNT = 0.4
 # Papers embedded at once, with their distinct terms (a gigabyte of vectors at most).
