@@ -15,7 +15,7 @@ from corpus import SEEDS
 from paperhouse import keyphrase_embeddings
 from paperhouse.keyphrase_embeddings import cosines, minilm, rank_by_embeddings, redundant
 from paperhouse.keyphrases import KEYPHRASE_SCHEMA, best_terms
-from paperhouse.noun_phrases import noun_phrases, own_noun_phrases, term_keys, wholeness
+from paperhouse.noun_phrases import own_noun_phrases, phrase_keys, phrase_runs, runs_by_paper, term_keys, wholeness
 from paperhouse.stems import stem_key
 
 WEIGHT_ORDER = """
@@ -30,7 +30,7 @@ def keys(*phrases: str) -> set[str]:
 
 
 def test_noun_phrases_break_at_verbs_and_end_in_a_noun():
-    whole, inner = noun_phrases("We pick independent money managers for the separate-account industry.")
+    whole, inner = phrase_keys(phrase_runs("We pick independent money managers for the separate-account industry."))
     assert keys("independent money managers", "separate-account industry") <= whole
     assert stem_key("pick independent money managers") not in whole | inner  # "pick" is a verb
     assert keys("money managers", "managers", "industry") <= inner
@@ -49,7 +49,7 @@ def test_wholeness_is_one_where_whole_else_the_root_of_the_corpus_share_of_whole
         }
     )
     rows = pl.DataFrame({"paper_id": ["a", "b", "c", "c"], "term": ["money manager"] * 2 + ["neural network"] * 2})
-    assert wholeness(rows, texts).to_list() == [1.0, pytest.approx(0.5**0.5), 0.0, 0.0]
+    assert wholeness(rows, runs_by_paper(texts)).to_list() == [1.0, pytest.approx(0.5**0.5), 0.0, 0.0]
 
 
 def test_own_noun_phrases_are_the_papers_phrases_it_holds_no_term_for():
@@ -68,7 +68,7 @@ def test_own_noun_phrases_are_the_papers_phrases_it_holds_no_term_for():
         pl.Series(["generative adversarial network", "image synthesis"]),
         pl.DataFrame({"alias": ["GAN"], "term": ["generative adversarial network"]}),
     )
-    own = own_noun_phrases(paper_terms, texts, terms_by_key)
+    own = own_noun_phrases(paper_terms, runs_by_paper(texts), terms_by_key)
     # "GANs" is a term by its alias, written as the term, and its long form the same term again;
     # "proposed image synthesis" is the paper's term; "benchmark dataset" is made of generic words
     # only; five words are more than a term has.

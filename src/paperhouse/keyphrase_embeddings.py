@@ -38,15 +38,15 @@ import numpy as np
 import polars as pl
 
 from paperhouse.keyphrases import KEYPHRASE_SCHEMA, KEYPHRASES_PER_PAPER
-from paperhouse.noun_phrases import own_noun_phrases, wholeness
+from paperhouse.noun_phrases import own_noun_phrases, runs_by_paper, wholeness
 from paperhouse.stems import stem_key
 
 # The cosine's share of the blend, chosen on the tune half of the real lists (docs/evaluation.md).
 _COSINE_SHARE = 0.7
-# A phrase holding every word of a higher-scored phrase of its paper keeps this share of its score less
+# A phrase holding every word of a higher-scored phrase of its paper loses this share of its score
 # (chosen on the tune half, docs/evaluation.md).
 _REDUNDANCY_DISCOUNT = 0.4
-# Papers embedded at once, with their distinct terms (a gigabyte of vectors at most).
+# Papers embedded at once, with their distinct phrases (a gigabyte of vectors at most).
 _PAPERS_PER_BATCH = 20_000
 Embed = Callable[[list[str]], np.ndarray]  # texts -> one unit-length row per text
 
@@ -103,7 +103,8 @@ def rank_by_embeddings(
     each noun phrase may be (``paperhouse.noun_phrases.term_keys``)."""
     if paper_terms.height == 0:
         return Ranked(paper_terms, pl.DataFrame(schema=KEYPHRASE_SCHEMA))
-    own = own_noun_phrases(paper_terms, texts, terms_by_key)
+    runs = runs_by_paper(texts)  # each text parsed once, for both readers
+    own = own_noun_phrases(paper_terms, runs, terms_by_key)
     candidates = pl.concat(
         [
             paper_terms.select(
@@ -111,7 +112,7 @@ def rank_by_embeddings(
                 keyphrase="term",
                 term="term",
                 weight=pl.col("weight") / pl.col("weight").max().over("paper_id"),
-                wholeness=wholeness(paper_terms, texts),
+                wholeness=wholeness(paper_terms, runs),
                 order="rank",
             ),
             own.with_columns(weight=pl.lit(0.0), wholeness=pl.lit(1.0), order=pl.lit(None, pl.Int32)),

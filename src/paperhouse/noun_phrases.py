@@ -2,15 +2,17 @@
 does not tag as verbs, adverbs or function words, ending in a noun. A word the lexicon lacks counts
 as a noun: most of a field's terms ("autoencoder", "ReLU") are in no general lexicon.
 
-The keyphrase embeddings option (``paperhouse.keyphrase_embeddings``) reads two things off them:
-whether a term is a whole noun phrase of its paper (``wholeness``), and the paper's own noun phrases
-that are none of its terms (``own_noun_phrases``), as further keyphrases.
+The keyphrase embeddings option (``paperhouse.keyphrase_embeddings``) parses each paper's text once
+(``runs_by_paper``) and reads two things off its runs: whether a term is a whole noun phrase of its
+paper (``wholeness``), and the paper's own noun phrases that are none of its terms
+(``own_noun_phrases``), as further keyphrases.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from functools import cache
 from importlib.metadata import distribution
 
@@ -29,6 +31,7 @@ _MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "VBN", "VBD"})
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']*|[^\sA-Za-z0-9]")
 
 OWN_NOUN_PHRASE_SCHEMA = {"paper_id": pl.String, "keyphrase": pl.String, "term": pl.String}
+Run = list[tuple[str, bool]]  # a whole noun phrase: its words, each with whether it is a noun
 
 
 @cache
@@ -45,7 +48,7 @@ def _lexicon() -> dict[str, str]:
     return tags
 
 
-def phrase_runs(text: str) -> list[list[tuple[str, bool]]]:
+def phrase_runs(text: str) -> list[Run]:
     """The text's whole noun phrases in order, each as its words with whether each is a noun."""
     lexicon = _lexicon()
     runs, run = [], []
@@ -62,11 +65,16 @@ def phrase_runs(text: str) -> list[list[tuple[str, bool]]]:
     return runs
 
 
-def noun_phrases(text: str) -> tuple[set[str], set[str]]:
-    """A text's noun phrases as ``stem_key``s: the whole ones, and every run of up to four of their
-    words that ends in a noun."""
+def runs_by_paper(texts: pl.DataFrame) -> dict[str, list[Run]]:
+    """Each paper's ``phrase_runs`` (``texts``: ``paper_id``, ``text``)."""
+    return {paper: phrase_runs(text) for paper, text in texts.select("paper_id", "text").iter_rows()}
+
+
+def phrase_keys(runs: list[Run]) -> tuple[set[str], set[str]]:
+    """A text's noun phrases (its ``phrase_runs``) as ``stem_key``s: the whole ones, and every run of
+    up to four of their words that ends in a noun."""
     whole, inner = set(), set()
-    for run in phrase_runs(text):
+    for run in runs:
         keys = [stem_key(word) for word, _ in run]
         whole.add(" ".join(keys))
         for start in range(len(run)):
@@ -76,11 +84,11 @@ def noun_phrases(text: str) -> tuple[set[str], set[str]]:
     return whole, inner
 
 
-def wholeness(paper_terms: pl.DataFrame, texts: pl.DataFrame) -> pl.Series:
+def wholeness(paper_terms: pl.DataFrame, runs: Mapping[str, list[Run]]) -> pl.Series:
     """For each row of ``paper_terms`` (``paper_id``, ``term``): 1 where the term is a whole noun
-    phrase of the paper's text (``texts``: ``paper_id``, ``text``), else the square root of the share
-    of the corpus' papers holding it as a noun phrase that hold it whole (0 when none does)."""
-    by_paper = {paper: noun_phrases(text) for paper, text in texts.select("paper_id", "text").iter_rows()}
+    phrase of the paper's text (``runs``: ``runs_by_paper``), else the square root of the share of
+    the corpus' papers holding it as a noun phrase that hold it whole (0 when none does)."""
+    by_paper = {paper: phrase_keys(paper_runs) for paper, paper_runs in runs.items()}
     whole_papers = Counter(key for whole, _ in by_paper.values() for key in whole)
     holding_papers = Counter(key for whole, inner in by_paper.values() for key in whole | inner)
     keys = {term: stem_key(term) for term in paper_terms["term"].unique()}
@@ -100,18 +108,20 @@ def term_keys(terms: pl.Series, aliases: pl.DataFrame) -> dict[str, str]:
     return keys | {stem_key(term): term for term in terms}
 
 
-def own_noun_phrases(paper_terms: pl.DataFrame, texts: pl.DataFrame, terms_by_key: dict[str, str]) -> pl.DataFrame:
-    """Each paper's whole noun phrases of up to ``MAX_WORDS`` words that are none of its terms
-    (``paper_terms``: ``paper_id``, ``term``), once each, as the terms are written (lower case,
+def own_noun_phrases(
+    paper_terms: pl.DataFrame, runs: Mapping[str, list[Run]], terms_by_key: dict[str, str]
+) -> pl.DataFrame:
+    """Each paper's whole noun phrases (``runs``: ``runs_by_paper``) of up to ``MAX_WORDS`` words that
+    are none of its terms (``paper_terms``: ``paper_id``, ``term``), once each, as the terms are written (lower case,
     singular) without a leading word of how abstracts talk ("proposed", "novel"); none that is a stock
     phrase. One that is a corpus term (``terms_by_key``, ``term_keys``) is written as the term,
     ``term``; else ``term`` is null."""
     held = dict(paper_terms.group_by("paper_id").agg(pl.col("term")).iter_rows())
     rows = []
-    for paper, text in texts.select("paper_id", "text").iter_rows():
+    for paper, paper_runs in runs.items():
         # What the paper holds already, as keys and as terms ("GANs" is its "generative adversarial network").
         seen = {stem_key(term) for term in held.get(paper, ())} | set(held.get(paper, ()))
-        for run in phrase_runs(text):
+        for run in paper_runs:
             words = [word.lower() for word, _ in run]
             while words and words[0] in STOPWORDS:
                 words.pop(0)
