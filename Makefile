@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run test browser lint format ui docs eval bench lock clean
+.PHONY: install run test fuzz browser lint format ui docs eval bench lock clean
 
 install: $(INSTALLED)
 
@@ -25,6 +25,14 @@ run: install
 
 test: install browser lint
 	$(BIN)/python -m pytest
+
+# Property-based tests of whole runs over many random input folders (tests/test_fuzz_folders.py):
+# random, not the few repeatable folders `make test` tries; FUZZ_EXAMPLES of them. A folder that
+# fails is kept in .hypothesis/ and tried first by the next `make fuzz`.
+FUZZ_EXAMPLES ?= 40
+fuzz: install
+	HYPOTHESIS_PROFILE=fuzz PAPERHOUSE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+	  $(BIN)/python -m pytest tests/test_fuzz_folders.py tests/test_topic_invariants.py -q
 
 # ruff (format and check) for the Python, sqlfluff for the dbt models; `make format` fixes what
 # they can. The same hooks run on commit with pre-commit (.pre-commit-config.yaml).

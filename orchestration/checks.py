@@ -38,6 +38,13 @@ def _describe(outcome) -> str:
     return f"{outcome.expectation}{column}"
 
 
+def _failure_in_words(outcome) -> str:
+    """The expectation and what was observed: a count and up to five offending values (GX's
+    partial unexpected list), so the run's summary shows the rows that break it."""
+    observed = json.dumps(_jsonable(outcome.observed), ensure_ascii=False)
+    return f"{_describe(outcome)}, observed {observed[:400]}"
+
+
 def _jsonable(value):
     """GX reports numpy scalars and the like; keep numbers, lists and dicts, else their text."""
     return json.loads(json.dumps(value, default=str))
@@ -101,7 +108,9 @@ def _step_checks(step: str, suites: list[Suite]) -> AssetChecksDefinition:
                 passed=result.success,
                 severity=AssetCheckSeverity.ERROR,
                 metadata=suite_metadata(result),
-                description=None if result.success else "failed: " + ", ".join(_describe(o) for o in result.failures),
+                description=None
+                if result.success
+                else "failed: " + "; ".join(_failure_in_words(o) for o in result.failures),
             )
 
     return _checks

@@ -30,8 +30,8 @@ class RunOutcome:
 
     @property
     def reason(self) -> str:
-        if self.checks_failed:
-            return "check failed: " + "; ".join(self.checks_failed)
+        if self.checks_failed:  # one line a check: what it asserts and the first rows that break it
+            return "check failed: " + "".join(f"\n  {check}" for check in self.checks_failed)
         if self.failed_steps:
             return "step failed: " + "; ".join(self.failed_steps)
         return f"the run did not succeed (see {self.log_file})"

@@ -1,8 +1,26 @@
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from corpus import SEEDS
+from hypothesis import HealthCheck, settings
+
+# Property-based tests: the default test run tries a few examples, derandomised, so CI is
+# repeatable; `make fuzz` (HYPOTHESIS_PROFILE=fuzz) tries many, at random, and keeps failing
+# examples in .hypothesis/ to try first next time. No deadline: a loaded machine is no failure.
+settings.register_profile(
+    "default_run", deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
+settings.register_profile(
+    "fuzz",
+    deadline=None,
+    max_examples=int(os.environ.get("PAPERHOUSE_FUZZ_EXAMPLES", "40")),
+    suppress_health_check=list(HealthCheck),
+    print_blob=True,
+)
+FUZZING = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
+settings.load_profile("fuzz" if FUZZING else "default_run")
 
 
 @pytest.fixture

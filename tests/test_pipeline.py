@@ -376,6 +376,7 @@ def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monke
     assert code != 0
     assert "raw/paper_assignments:great_expectations_paper_assignments" in stderr
     assert "expect_column_values_to_be_between on `similarity`" in stderr
+    assert '"examples": [1.5' in stderr  # the offending values, not only the expectation's name
     assert not warehouse.exists()  # not published
     build = warehouse.parent / f".{warehouse.name}.build" / warehouse.name
     tables = {t for (t,) in query(build, "select table_schema || '.' || table_name from information_schema.tables")}
@@ -408,6 +409,18 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
     assert "marts/paper_terms:relationships_paper_terms_term_id__term_id__ref_terms_" in stderr
     assert "failed: expect_" not in stderr  # no suite failed: dbt alone caught it
     assert not warehouse.exists()  # not published
+    # The failure explains itself: the invariant in words, then the rows that break it, read
+    # from the build database (the term ids the papers point at and raw.terms no longer holds).
+    build = warehouse.parent / f".{warehouse.name}.build" / warehouse.name
+    missing = query(
+        build,
+        "select distinct term_id from marts.paper_terms where term_id not in (select term_id from marts.terms)",
+    )
+    assert missing
+    line = next(line for line in stderr.splitlines() if "relationships_paper_terms_term_id" in line)
+    assert "every `term_id` of `paper_terms` is a `term_id` of `terms`" in line
+    assert f"{len(missing)} row" in line
+    assert any(f"e.g. from_field={term_id}" in line for (term_id,) in missing)
 
 
 def test_dedup_and_analysis_compute_with_the_build_database_closed(tmp_path, monkeypatch, capsys):

@@ -1,10 +1,11 @@
 from collections.abc import Mapping
 from typing import Any
 
-from dagster import AssetExecutionContext, AssetKey
+from dagster import AssetCheckResult, AssetExecutionContext, AssetKey, Failure
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, dbt_assets
 
 from orchestration.assets import OWNERS, WRITER_POOL
+from orchestration.check_explanations import explained_failures
 from orchestration.dbt_resource import dbt_project
 from orchestration.engine import EngineResource
 from orchestration.resources import WarehouseResource
@@ -52,9 +53,19 @@ def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
         # Each warehouse keeps its own target folder: dbt parses the whole project again when the
         # database path in its profile changes.
         target_path = paths.dbt_target if compute.name == "duckdb" else paths.build_dir / f"dbt_target_{compute.name}"
-        for event in dbt.cli(args, context=context, target_path=target_path).stream():
+        # A failed test's result is held back until dbt has ended (its run results name the test's
+        # query), then shown with the invariant in words and the rows that break it.
+        invocation = dbt.cli(args, context=context, target_path=target_path, raise_on_error=False)
+        failed: list[AssetCheckResult] = []
+        for event in invocation.stream():
             failpoint("dbt.event")
-            yield event
+            if isinstance(event, AssetCheckResult) and not event.passed:
+                failed.append(event)
+            else:
+                yield event
+        yield from explained_failures(failed, invocation, paths.build_database, context)
+        if not invocation.is_successful():
+            raise Failure(description=f"dbt build failed: {invocation.get_error() or 'see the dbt log'}")
         compute.after_models(paths.build_database)
 
     return _models

@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 
 from paperhouse.topics import SUBTOPIC_LEVEL, TOPIC_LEVEL, TopicModel
-from paperhouse.warehouse import RAW_SCHEMA, append_rows, registered, table_exists
+from paperhouse.warehouse import RAW_SCHEMA, append_rows, column_names, registered, table_exists
 
 TABLE = "topic_id_registry"
 MINTED, RETIRED = "minted", "retired"
@@ -105,12 +105,15 @@ def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
     if "level" not in topics.columns:
         topics = topics.with_columns(level=pl.lit(TOPIC_LEVEL))
     topics = topics.select("topic_id", "level")
+    # A warehouse written before the topic model flagged primaries reads them off the weights.
+    flagged = "is_primary" in column_names(con, RAW_SCHEMA, "topic_paper_weights")
+    primary_first = "weights.is_primary desc, " if flagged else ""
     with registered(con, "previous_topics", topics):
         primaries = con.execute(f"""
             select paper_id, topic_id, level from (
                 select weights.paper_id, weights.topic_id, topics.level,
                        row_number() over (partition by weights.paper_id, topics.level
-                                          order by weights.weight desc, weights.topic_id) as position
+                                          order by {primary_first}weights.weight desc, weights.topic_id) as position
                 from {RAW_SCHEMA}.topic_paper_weights as weights
                 inner join previous_topics as topics using (topic_id)
             ) where position = 1
@@ -217,12 +220,8 @@ def assign(model: TopicModel, history: TopicHistory, run_id: str | None, now: da
 
 
 def _primaries(paper_topics: pl.DataFrame) -> pl.DataFrame:
-    """Each paper's primary topic (largest share, then smallest id), as the marts choose it."""
-    return (
-        paper_topics.sort(["paper_id", "weight", "topic_id"], descending=[False, True, False])
-        .unique("paper_id", keep="first")
-        .select("paper_id", "topic_id")
-    )
+    """Each paper's primary topic, as the topic model flagged it and the marts show it."""
+    return paper_topics.filter("is_primary").select("paper_id", "topic_id")
 
 
 def _match(

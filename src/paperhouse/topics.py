@@ -37,7 +37,10 @@ from paperhouse.topic_coherence import text_presence
 from paperhouse.topic_sizes import SizeTrial, candidate_sizes, choose
 from paperhouse.topic_terms import label, top_terms
 
-PAPER_TOPIC_SCHEMA = {"paper_id": pl.String, "topic_id": pl.Int32, "weight": pl.Float64}
+# ``is_primary`` is decided here, once, from the same argmax that places a paper in its topic's
+# split: the marts read it instead of re-deriving it from rounded weights, whose ties (an even
+# share for a paper with no topic term) broke the other way and put subtopics under another topic.
+PAPER_TOPIC_SCHEMA = {"paper_id": pl.String, "topic_id": pl.Int32, "weight": pl.Float64, "is_primary": pl.Boolean}
 TOPIC_TERM_SCHEMA = {"topic_id": pl.Int32, "term": pl.String, "weight": pl.Float64, "rank": pl.Int32}
 TOPIC_SCHEMA = {
     "topic_id": pl.Int32,
@@ -69,7 +72,8 @@ class TopicModel:
         return pl.concat([self.topics, self.subtopics]).sort("topic_id")
 
     def all_paper_topics(self) -> pl.DataFrame:
-        """Both levels' shares, as ``raw.topic_paper_weights`` holds them (a paper's sum to 1 per level)."""
+        """Both levels' shares, as ``raw.topic_paper_weights`` holds them (a paper's sum to 1 per level,
+        one ``is_primary`` per paper and level)."""
         return pl.concat([self.paper_topics, self.paper_subtopics]).sort("paper_id", "topic_id")
 
     def all_topic_terms(self) -> pl.DataFrame:
@@ -183,7 +187,10 @@ def fit_sample(
 
     # Largest first, as a fit's cost grows with its size: taken smallest first, the largest fit
     # started last and ran alone.
-    sizes = [n_topics] if n_topics else candidate_sizes(n_papers, previous_size)
+    # NNDSVD needs no more components than the sample has rows and terms: a list whose papers
+    # share only a few terms is fitted at that many topics at most.
+    most = min(sample_matrix.shape)
+    sizes = sorted({min(k, most) for k in ([n_topics] if n_topics else candidate_sizes(n_papers, previous_size))})
     # Which texts hold which terms is read beside the first fits (it is only needed after them).
     reading = None if sample_texts is None else pool.submit(text_presence, sample_texts, terms)
     trials = sorted(pool.map(trial, sorted(sizes, reverse=True)), key=lambda t: t.n_topics)
@@ -267,7 +274,8 @@ def topic_shares(weights: np.ndarray) -> np.ndarray:
 
 
 def paper_rows(paper_ids: pl.Series, rows: np.ndarray, shares: np.ndarray, topic_id: np.ndarray) -> pl.DataFrame:
-    """A paper's shares of at least 5%, and always its primary one."""
+    """A paper's shares of at least 5%, and always its primary one (``is_primary``: the argmax of
+    ``shares``, the component the paper is placed under)."""
     if len(rows) == 0:
         return pl.DataFrame(schema=PAPER_TOPIC_SCHEMA)
     primary = shares.argmax(axis=1)
@@ -278,6 +286,7 @@ def paper_rows(paper_ids: pl.Series, rows: np.ndarray, shares: np.ndarray, topic
             "paper_id": paper_ids.gather(rows[paper_index]),
             "topic_id": topic_id[topic_index],
             "weight": np.round(shares[paper_index, topic_index], 6),
+            "is_primary": topic_index == primary[paper_index],
         },
         schema=PAPER_TOPIC_SCHEMA,
     ).sort("paper_id", "topic_id")

@@ -133,6 +133,16 @@ def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> boo
     )
 
 
+def column_names(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> list[str]:
+    """The columns of a table of the current database, in their order."""
+    rows = con.execute(
+        "select column_name from duckdb_columns() where database_name = current_database()"
+        " and schema_name = ? and table_name = ? order by column_index",
+        [schema, table],
+    ).fetchall()
+    return [name for (name,) in rows]
+
+
 _POLARS_TO_DUCKDB = {
     pl.String: "VARCHAR",
     pl.Int32: "INTEGER",

@@ -4,8 +4,8 @@ select
     weights.topic_id,
     topics.parent_topic_id,
     weights.weight,
-    row_number() over (partition by weights.paper_id order by weights.weight desc, weights.topic_id asc)
-    = 1 as is_primary
+    -- Decided by the topic model, from the argmax that placed the paper: never re-derived here.
+    weights.is_primary
 from {{ ref('stg_topic_paper_weights') }} as weights
 inner join {{ ref('stg_topics') }} as topics on weights.topic_id = topics.topic_id
 where topics.level = 2

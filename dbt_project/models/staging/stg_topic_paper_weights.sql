@@ -1,5 +1,6 @@
 select
     paper_id,
     topic_id,
-    weight
+    weight,
+    is_primary
 from {{ source('raw', 'topic_paper_weights') }}

@@ -23,7 +23,9 @@ PLACED_SCHEMA = pa.schema(
         ("subtopic_primary", pa.int32()),
     ]
 )
-SHARE_SCHEMA = pa.schema([("paper_id", pa.string()), ("topic_id", pa.int32()), ("weight", pa.float64())])
+SHARE_SCHEMA = pa.schema(
+    [("paper_id", pa.string()), ("topic_id", pa.int32()), ("weight", pa.float64()), ("is_primary", pa.bool_())]
+)
 
 
 def placed_papers_of(
