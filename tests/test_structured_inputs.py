@@ -229,7 +229,8 @@ def test_files_that_cannot_be_read_as_tables_are_quarantined_whole(tmp_path):
     pl.DataFrame({"paper_id": ["a"], "title": ["T"]}).write_csv(tmp_path / "titles.csv")
     (tmp_path / "header_only.tsv").write_text("paper_id\ttitle\tabstract\n", encoding="utf-8")
     (tmp_path / "empty.csv").write_bytes(b"")
-    (tmp_path / "unclosed.csv").write_text('id,abstract\n1,"never closed\n2,b\n', encoding="utf-8")
+    # Its one row has a field more than the header that no anchor can place: no row can be read.
+    (tmp_path / "no_row.csv").write_text('paper_id,abstract\n1,"a, b",stray\n', encoding="utf-8")
     pl.DataFrame({"abstract": [ABSTRACTS[0]]}).write_csv(tmp_path / "bad_yaml.csv")
     (tmp_path / "bad_yaml.csv.yml").write_text("venue: [unclosed\n")
     pl.DataFrame({"abstract": [ABSTRACTS[1]]}).write_csv(tmp_path / "bad_field.csv")
@@ -247,11 +248,22 @@ def test_files_that_cannot_be_read_as_tables_are_quarantined_whole(tmp_path):
     assert reasons["titles.csv"] == "no abstract column (columns: paper_id, title)"
     assert reasons["header_only.tsv"] == "header only, no rows"
     assert reasons["empty.csv"] == "empty file"
-    assert reasons["unclosed.csv"].startswith("unparsable file: CSV: ")
+    assert reasons["no_row.csv"].startswith("unparsable file: CSV: no row could be read")
     assert reasons["bad_yaml.csv"].startswith("sidecar bad_yaml.csv.yml: not YAML")
     assert reasons["bad_field.csv"].startswith("sidecar bad_field.csv.yml: column 'abstract' maps to 'summary'")
     assert reasons["bad_key.csv"] == "sidecar bad_key.csv.yml: unknown settings language (known: venue, year, columns)"
     assert reasons["ICML2020_ratings.csv"] == "no abstract column (columns: paper_id, decision)"
+
+
+def test_a_quote_never_closed_costs_its_row_only(tmp_path):
+    """Once it quarantined the whole file: a stray quote is text, and the rows after it are rows."""
+    (tmp_path / "unclosed.csv").write_text(
+        f'id,abstract\n1,"never closed\n2,{ABSTRACTS[1]}\n3,"{ABSTRACTS[2]}"\n', encoding="utf-8"
+    )
+    rows = records(tmp_path).sort("record_no")
+    assert rows["record_no"].to_list() == [1, 2, 3]
+    assert rows["reject_reason"][0] is not None  # '"never closed' is no abstract
+    assert rows["reject_reason"][1:].to_list() == [None, None]
 
 
 def test_a_ratings_file_beside_its_list_gives_each_paper_its_decision(tmp_path):

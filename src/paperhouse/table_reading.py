@@ -1,15 +1,20 @@
 """Reading a structured file (CSV, TSV, JSON lines, a JSON array of objects) into a frame of text.
 
 ``read_table`` gives every row the file holds, numbered from 1 in the file's order (blank rows are
-no rows), each column as text, and ``_problem`` for a row that could not be read. It raises
+no rows), each column as text, ``_problem`` for a row that could not be read and ``_repair`` for
+one read by repairing it (``realigned_fields``: a separator the writer left unquoted). It raises
 ``UnparsableFile`` when the file as a whole cannot be read: a row-level fault costs that row
 only, as a bad paragraph costs a text list only that paragraph.
 
-CSV and TSV are read by Polars. It cannot say how many fields a short row had (missing fields
-read as empty ones), so only rows with more fields than the header are told apart: each row is
-read with one column more than the header has, and a row that fills it is unparsable. A TSV is
-read with quoting, as spreadsheets write it, and without when that fails: scrapes write titles
-such as `"Hey, that's not an ODE": ...` into unquoted fields.
+CSV and TSV are read by Polars when they are clean: a strict read, with one column per header
+name, raises on a row with more fields than the header (missing fields read as empty ones), and a
+field across lines may be a stray quote that swallowed the rows after it. A TSV is read with
+quoting, as spreadsheets write it, and without when that fails: scrapes write titles such as
+`"Hey, that's not an ODE": ...` into unquoted fields. Any other file is read row by row by
+``paperhouse.row_recovery``, tolerantly: a stray quote is text, a row with more fields than the
+header is realigned where its fields can be anchored (``REPAIR`` names the repair), and a row that
+cannot be is rejected alone. A CSV or TSV is unparsable as a whole only when it has no header, no
+row after it, or no row that can be read.
 
 JSON is read by Python's json module: one bad line of a JSON-lines file must cost one row, and a
 value may be text in one object and a list or a number in the next, which a Polars reader
@@ -24,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import polars as pl
+
+from paperhouse.row_recovery import read_rows
 
 # The fields a row can carry, and the column names each is recognised by (compared lower case,
 # with runs of other characters than letters and digits as one underscore).
@@ -40,8 +47,8 @@ USUAL_NAMES = {
 }
 FIELDS = tuple(USUAL_NAMES)
 _FIELD_OF_NAME = {name: field for field, names in USUAL_NAMES.items() for name in names}
-# A row's number and what made it unreadable, beside the fields.
-ROW, PROBLEM = "_row", "_problem"
+# A row's number, what made it unreadable, and what was repaired to read it, beside the fields.
+ROW, PROBLEM, REPAIR = "_row", "_problem", "_repair"
 _ERROR_CHARS = 160
 
 
@@ -53,7 +60,7 @@ class UnparsableFile(ValueError):
 class Table:
     columns: list[str]  # as the file names them
     fields: dict[str, str]  # recognised field -> the column read for it
-    rows: pl.LazyFrame  # ROW, PROBLEM and one text column per recognised field, named by the field
+    rows: pl.LazyFrame  # ROW, PROBLEM, REPAIR and one text column per recognised field, named by the field
 
 
 def column_key(name: str) -> str:
@@ -98,7 +105,7 @@ def read_table(
             raise UnparsableFile(f"no {missing[0]} column (columns: {', '.join(columns)[:160]})")
 
     if file_format in ("csv", "tsv"):
-        columns, frame = _read_delimited(text, "," if file_format == "csv" else "\t", check)
+        columns, frame = _read_delimited(text, "," if file_format == "csv" else "\t", check, mapping)
     else:
         columns, frame = _read_json(text, lines=file_format == "jsonl")
         check(columns)
@@ -106,6 +113,7 @@ def read_table(
     rows = frame.lazy().select(
         ROW,
         PROBLEM,
+        REPAIR,
         *[
             pl.col(fields[field]).alias(field) if field in fields else pl.lit(None, pl.String).alias(field)
             for field in FIELDS
@@ -119,51 +127,107 @@ def _first_line(error: Exception) -> str:
     return message[:_ERROR_CHARS]
 
 
-def _read_delimited(text: str, separator: str, check: Callable[[list[str]], None]) -> tuple[list[str], pl.DataFrame]:
+def _read_delimited(
+    text: str, separator: str, check: Callable[[list[str]], None], mapping: dict[str, str]
+) -> tuple[list[str], pl.DataFrame]:
+    text = text[_leading_blank_lines(text) :]
     data = text.encode("utf-8")
     quotes = ['"', None] if separator == "\t" else ['"']
     for quote in quotes:
         try:
-            return _read_with_quote(data, separator, quote, check)
-        except pl.exceptions.PolarsError as error:
-            if quote is quotes[-1]:
-                kind = "CSV" if separator == "," else "TSV"
-                raise UnparsableFile(f"unparsable file: {kind}: {_first_line(error)}") from error
-    raise AssertionError("unreachable")
+            read = _read_strictly(data, separator, quote, check)
+        except pl.exceptions.PolarsError:
+            continue  # a TSV is read again without quoting, as spreadsheets and scrapes write it
+        return read if read is not None else _read_tolerantly(text, separator, check, mapping)
+    return _read_tolerantly(text, separator, check, mapping)
 
 
-def _read_with_quote(
+def _leading_blank_lines(text: str) -> int:
+    """How many characters the blank lines before the header take."""
+    match = re.match(r"(?:[ \t\r\f\v]*\n)+", text)
+    return match.end() if match else 0
+
+
+def _read_strictly(
     data: bytes, separator: str, quote: str | None, check: Callable[[list[str]], None]
-) -> tuple[list[str], pl.DataFrame]:
+) -> tuple[list[str], pl.DataFrame] | None:
+    """The file read by Polars, the fast path; None when it needs reading row by row: a row with
+    more fields than the header (a strict read raises), a field across lines (a stray quote may
+    have swallowed the rows after it: ``paperhouse.row_recovery`` tells), a quoted field read
+    without quoting, or no row read at all."""
     options = {"separator": separator, "quote_char": quote, "has_header": False}
     first = pl.read_csv(data, n_rows=1, infer_schema=False, raise_if_empty=False, truncate_ragged_lines=True, **options)
     if first.height == 0:
-        raise UnparsableFile("no rows")
+        return None  # no header, or a quote in it that runs to the end: the tolerant reader tells
     columns = [value or "" for value in first.row(0)]
     check(columns)
-    # One column more than the header: a row that fills it had more fields than the header.
-    names = [f"c{i}" for i in range(len(columns) + 1)]
+    names = [f"c{i}" for i in range(len(columns))]
     frame = pl.read_csv(
-        data, schema=dict.fromkeys(names, pl.String), truncate_ragged_lines=True, missing_columns="insert", **options
-    ).slice(1)
-    values = [pl.col(name) for name in names[:-1]]
+        data, schema=dict.fromkeys(names, pl.String), truncate_ragged_lines=False, missing_columns="insert", **options
+    )
+    columns_read = pl.col(names)
+    if quote is None:
+        # Read without quoting, a field that is a quoted one (whole, or cut at its line end with an
+        # odd number of quotes left in it) keeps its quotes: the tolerant reader reads it as quoted.
+        opens = columns_read.str.starts_with('"')
+        doubtful = opens & (
+            columns_read.str.ends_with('"') | (columns_read.str.count_matches('"', literal=True) % 2 == 1)
+        )
+    else:
+        doubtful = columns_read.str.contains("\n", literal=True)
+    if frame.select(pl.any_horizontal(doubtful).any()).item():
+        return None
+    values = [pl.col(name) for name in names]
     # A blank line reads as a row of empty fields: no record, as a blank line in a text list.
     blank = pl.all_horizontal([value.is_null() | (value.str.strip_chars() == "") for value in values])
-    extra = pl.col(names[-1])
     frame = (
-        frame.filter(~blank | extra.is_not_null())
+        frame.slice(1)
+        .filter(~blank)
         .with_columns(
             pl.int_range(1, pl.len() + 1, dtype=pl.Int32).alias(ROW),
-            pl.when(extra.is_not_null() & (extra.str.strip_chars() != ""))
-            .then(pl.lit(f"unparsable row: more fields than the header's {len(columns)} (a separator not quoted?)"))
-            .otherwise(pl.lit(None, pl.String))
-            .alias(PROBLEM),
+            pl.lit(None, pl.String).alias(PROBLEM),
+            pl.lit(None, pl.String).alias(REPAIR),
         )
-        .rename(dict(zip(names[:-1], _unique(columns), strict=True)))
+        .rename(dict(zip(names, _unique(columns), strict=True)))
     )
     if frame.height == 0:
-        raise UnparsableFile("header only, no rows")
+        return None  # header only, or rows Polars did not see
     return _unique(columns), frame
+
+
+def _read_tolerantly(
+    text: str, separator: str, check: Callable[[list[str]], None], mapping: dict[str, str]
+) -> tuple[list[str], pl.DataFrame]:
+    """The file read row by row (``paperhouse.row_recovery``): a row that cannot be read costs that
+    row, a row with fields to spare is realigned where it can be."""
+
+    def kinds_of(columns: list[str]) -> list[str | None]:
+        check(columns)
+        fields = recognise(columns, mapping)
+        first = {column: i for i, column in reversed(list(enumerate(columns)))}
+        kinds: list[str | None] = [None] * len(columns)
+        for field, column in fields.items():
+            kinds[first[column]] = field
+        return kinds
+
+    read = read_rows(text, separator, kinds_of)
+    if read is None:
+        raise UnparsableFile("no rows")
+    if not read.values:
+        raise UnparsableFile("header only, no rows")
+    if all(problem is not None for problem in read.problems):
+        kind = "CSV" if separator == "," else "TSV"
+        raise UnparsableFile(f"unparsable file: {kind}: no row could be read (row 1: {read.problems[0]})")
+    columns = _unique(read.columns)
+    frame = pl.DataFrame(
+        {
+            ROW: pl.Series(range(1, len(read.values) + 1), dtype=pl.Int32),
+            PROBLEM: pl.Series(read.problems, dtype=pl.String),
+            REPAIR: pl.Series(read.repairs, dtype=pl.String),
+            **{column: pl.Series([row[i] for row in read.values], dtype=pl.String) for i, column in enumerate(columns)},
+        }
+    )
+    return columns, frame
 
 
 def _unique(columns: list[str]) -> list[str]:
@@ -192,6 +256,7 @@ def _read_json(text: str, lines: bool) -> tuple[list[str], pl.DataFrame]:
         {
             ROW: pl.Series(range(1, len(records) + 1), dtype=pl.Int32),
             PROBLEM: pl.Series(problems, dtype=pl.String),
+            REPAIR: pl.Series([None] * len(records), dtype=pl.String),
             **{
                 column: pl.Series([_as_text((record or {}).get(column)) for record in records], dtype=pl.String)
                 for column in columns
