@@ -266,6 +266,23 @@ def test_a_quote_never_closed_costs_its_row_only(tmp_path):
     assert rows["reject_reason"][1:].to_list() == [None, None]
 
 
+def test_a_realigned_row_is_kept_and_counted_as_repaired(tmp_path):
+    """A title with an unquoted comma gives its row a field more than the header: the row is read
+    with its fields found again and says so in ``repairs`` (the run's "records repaired")."""
+    title = "Stay Positive, Not Negative: Contrastive Learning Revisited"
+    (tmp_path / "export.csv").write_text(
+        "paper_id,title,link,keywords,abstract\n"
+        f'a1,Clean Title,https://openreview.net/forum?id=a1,"x, y","{ABSTRACTS[0]}"\n'
+        f'b2,{title},https://openreview.net/forum?id=b2,"graphs, learning","{ABSTRACTS[1]}"\n',
+        encoding="utf-8",
+    )
+    rows = {row["record_no"]: row for row in records(tmp_path).iter_rows(named=True)}
+    assert rows[1]["repairs"] is None and rows[1]["reject_reason"] is None
+    assert rows[2]["reject_reason"] is None
+    assert rows[2]["title"] == title and rows[2]["external_id"] == "b2"
+    assert "realigned_fields" in rows[2]["repairs"].split(",")
+
+
 def test_a_ratings_file_beside_its_list_gives_each_paper_its_decision(tmp_path):
     pl.DataFrame(
         {

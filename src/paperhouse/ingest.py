@@ -38,8 +38,14 @@ import polars as pl
 
 from paperhouse.encoding import UndecodableFile, decode
 from paperhouse.input_files import INPUT_PATTERNS, SIDECAR_PATTERNS, plan_folder
-from paperhouse.judging import REPAIRS, AcceptanceRules, judge_records, repair_paragraphs
-from paperhouse.structured_inputs import FALLBACK_EXCERPT, METADATA_SCHEMA, TableContent, TableSource, parse_tables
+from paperhouse.judging import READ_REPAIR, REPAIRS, AcceptanceRules, judge_records, repair_paragraphs
+from paperhouse.structured_inputs import (
+    FALLBACK_EXCERPT,
+    METADATA_SCHEMA,
+    TableContent,
+    TableSource,
+    parse_tables,
+)
 from paperhouse.text_lists import RECORD_SCHEMA, DecodedContent, Header, parse_contents, parse_header, split_paragraphs
 
 __all__ = [  # the parsers' and judge's names, read from here as before they had modules of their own
@@ -81,7 +87,7 @@ SEED_FILE_SCHEMA = {
 }
 # The parsing code's revision: raise it with any change to how bytes become judged records (the
 # modules of PARSING_MODULES); tests/test_parser_revision.py holds the sources it was set for.
-PARSER_REVISION = "2026-12-07.2"
+PARSER_REVISION = "2026-12-07.3"
 PARSING_MODULES = (
     "encoding.py",
     "ingest.py",
@@ -361,7 +367,7 @@ def parse_batch(contents: list[DecodedContent | TableContent], rules: Acceptance
             parse_contents(texts).with_columns(
                 content_key=pl.col("file_sha256"),
                 **{name: pl.lit(None, dtype) for name, dtype in METADATA_SCHEMA.items()},
-                **{FALLBACK_EXCERPT: pl.lit(None, pl.String)},
+                **{FALLBACK_EXCERPT: pl.lit(None, pl.String), READ_REPAIR: pl.lit(None, pl.String)},
             )
         )
     if tables:

@@ -1,7 +1,9 @@
 """Judging parsed records: repair each one's text, and say why one is no abstract.
 
 Scraped text is repaired, not rejected: stray control bytes are dropped, HTML/XML entities
-decoded and tags stripped (``paperhouse.normalize``), and ``repairs`` names what was done. Only a
+decoded (broken ones too: ``& gt;``, ``&mdash``, escaped five times) and tags stripped (HTML, JATS,
+MathML, escaped or not, and INSPEC's ``/sub 2/``; ``paperhouse.normalize``), and ``repairs``
+names what was done. Only a
 paragraph that is mostly binary (or holds a run of NUL bytes, as binary data does) is rejected.
 The same judge serves every input format: text lists' paragraphs and structured files' rows.
 """
@@ -15,19 +17,23 @@ import polars as pl
 from paperhouse.normalize import (
     CONTROL_CHARACTERS,
     ENTITY_CANDIDATE,
+    TAG_CANDIDATE,
     clean_text,
-    decode_entities,
     normalized_text,
     only_where,
+    repair_entities,
     rows_where,
     strip_controls,
-    strip_tags,
+    strip_tag_markup,
 )
 
 # Binary data pads with NUL bytes; prose never holds two in a row.
 _NUL_RUN = "\x00\x00"
 # What ``repairs`` may name, in the order it names them.
-REPAIRS = ("html_entities", "markup", "control_characters")
+# The last, realigned_fields, is the reader's (a CSV/TSV row whose unquoted separators were found
+# again: ``paperhouse.row_recovery``), carried in ``read_repair``.
+REPAIRS = ("html_entities", "markup", "control_characters", "realigned_fields")
+READ_REPAIR = "read_repair"  # what reading an export's row repaired (null: nothing), beside its fields
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,8 @@ def repair_paragraphs(records: pl.LazyFrame) -> pl.LazyFrame:
         REPAIRS[1]: stripped != decoded,
         REPAIRS[2]: has_controls,
     }
+    if READ_REPAIR in records.collect_schema():
+        repaired[REPAIRS[3]] = pl.col(READ_REPAIR).is_not_null()
     repairs = pl.concat_str(
         [pl.when(done).then(pl.lit(name)) for name, done in repaired.items()], separator=",", ignore_nulls=True
     )
@@ -122,8 +130,8 @@ def repair_paragraphs(records: pl.LazyFrame) -> pl.LazyFrame:
             _nul_run=rows_where(has_controls, raw).str.contains(_NUL_RUN, literal=True).fill_null(False),
             _without_controls=only_where(has_controls, raw, strip_controls),
         )
-        .with_columns(_decoded=only_where(pl.col("_entities"), kept, decode_entities))
-        .with_columns(_stripped=only_where(decoded.str.contains("<", literal=True), decoded, strip_tags))
+        .with_columns(_decoded=only_where(pl.col("_entities"), kept, repair_entities))
+        .with_columns(_stripped=only_where(decoded.str.contains(TAG_CANDIDATE), decoded, strip_tag_markup))
         .with_columns(text=clean_text(stripped), repairs=repairs)
         .with_columns(repairs=pl.when(pl.col("repairs") != "").then("repairs"))
         .drop("_has_controls", "_entities", "_decoded", "_stripped")

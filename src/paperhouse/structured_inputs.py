@@ -22,16 +22,18 @@ from typing import NamedTuple
 import polars as pl
 
 from paperhouse.encoding import UndecodableFile, decode
+from paperhouse.judging import READ_REPAIR
 from paperhouse.normalize import (
     CONTROL_CHARACTERS,
     ENTITY_CANDIDATE,
+    TAG_CANDIDATE,
     clean_text,
-    decode_entities,
     only_where,
+    repair_entities,
     strip_controls,
-    strip_tags,
+    strip_tag_markup,
 )
-from paperhouse.table_reading import PROBLEM, ROW, UnparsableFile, read_table
+from paperhouse.table_reading import PROBLEM, REPAIR, ROW, UnparsableFile, read_table
 from paperhouse.text_lists import RECORD_SCHEMA
 
 # What a structured row carries beside a text list's columns (null for text lists).
@@ -50,6 +52,7 @@ TABLE_RECORD_SCHEMA = {
     **{name: dtype for name, dtype in RECORD_SCHEMA.items() if name != "source_file"},
     **METADATA_SCHEMA,
     FALLBACK_EXCERPT: pl.String,
+    READ_REPAIR: pl.String,
 }
 _YEAR = r"\b(19[5-9]\d|20\d\d)\b"
 _HAS_CONTENT = r"[^\s\x1c-\x1f]"
@@ -170,6 +173,7 @@ def _records(rows: pl.LazyFrame, source: TableSource) -> pl.LazyFrame:
     abstract = pl.col("abstract")
     records = rows.with_columns(
         record_no=pl.col(ROW),
+        **{READ_REPAIR: pl.col(REPAIR)},
         header=pl.lit(None, pl.String),
         raw_text=pl.when(abstract.str.contains(_HAS_CONTENT)).then(abstract),
         external_id=_stripped("external_id"),
@@ -201,37 +205,47 @@ def _records(rows: pl.LazyFrame, source: TableSource) -> pl.LazyFrame:
 
 
 def _repaired(frame: pl.LazyFrame, name: str) -> pl.LazyFrame:
-    """The column repaired as abstracts are (``paperhouse.judging``), each repair only on the rows
-    that need it, whitespace collapsed."""
+    """The column repaired as abstracts are (``paperhouse.judging``): control characters dropped,
+    entities decoded (broken ones too), tags and INSPEC's notation stripped, each repair only on
+    the rows that need it, whitespace collapsed."""
     text = pl.col(name)
     return (
         frame.with_columns(only_where(text.str.contains(CONTROL_CHARACTERS), text, strip_controls).alias(name))
-        .with_columns(only_where(text.str.contains(ENTITY_CANDIDATE), text, decode_entities).alias(name))
-        .with_columns(only_where(text.str.contains("<", literal=True), text, strip_tags).alias(name))
+        .with_columns(only_where(text.str.contains(ENTITY_CANDIDATE), text, repair_entities).alias(name))
+        .with_columns(only_where(text.str.contains(TAG_CANDIDATE), text, strip_tag_markup).alias(name))
         .with_columns(clean_text(text).alias(name))
     )
 
 
 def split_items(text: pl.Expr) -> pl.Expr:
     """A list written as text: JSON or Python list text (``["GAN", "VAE"]``, ``['GAN', 'VAE']``),
-    else items separated by semicolons, else by commas (``GAN; VAE``, ``GAN, VAE``)."""
+    else items separated by semicolons, else by commas (``GAN; VAE``, ``GAN, VAE``).
+
+    Separated text has its entities decoded and tags stripped before it is split: the semicolon
+    of ``R&amp;D`` or ``&lt;i&gt;`` separates nothing (split first, "Q&amp;A; GAN" was "Q&amp",
+    "A" and "GAN", and "R&amp;amp;D" gave a keyword "amp"). A quoted item is repaired as it is
+    (``_item_lists``): its quotes decide where it ends, and a decoded ``&quot;`` would not."""
     text = text.str.strip_chars()
     listed = text.str.starts_with("[") & text.str.ends_with("]")
     inner = text.str.strip_prefix("[").str.strip_suffix("]")
     quoted = inner.str.extract_all(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
-    semicolons = inner.str.contains(";", literal=True)
-    separated = pl.when(semicolons).then(inner.str.split(";")).otherwise(inner.str.split(","))
+    decoded = only_where(inner.str.contains(ENTITY_CANDIDATE), inner, repair_entities)
+    plain = only_where(decoded.str.contains(TAG_CANDIDATE), decoded, strip_tag_markup)
+    semicolons = plain.str.contains(";", literal=True)
+    separated = pl.when(semicolons).then(plain.str.split(";")).otherwise(plain.str.split(","))
     return pl.when(listed & (quoted.list.len() > 0)).then(quoted).otherwise(separated)
 
 
 def _item_lists(rows: pl.LazyFrame, field: str) -> pl.LazyFrame:
-    """ROW and the row's items of ``field`` as a list: repaired, quotes stripped, empty ones
-    dropped, each once (the first spelling of items equal but for case)."""
+    """ROW and the row's items of ``field`` as a list: split (entities decoded first,
+    ``split_items``), repaired, quotes stripped, empty ones dropped, each once (the first spelling
+    of items equal but for case)."""
     items = (
         rows.select(ROW, split_items(pl.col(field)).alias("item"))
         .explode("item")
         .with_columns(pl.col("item").str.strip_chars().str.strip_chars("\"'").str.replace_all(r'\\(["\\])', "$1"))
     )
+    # Repaired after the split as well: a quoted item was not repaired before it.
     items = _repaired(items, "item").filter(pl.col("item") != "")
     return (
         items.with_columns(key=pl.col("item").str.to_lowercase())

@@ -30,6 +30,26 @@ STOPWORDS = FUNCTION_WORDS | frozenset(
 )
 
 
+# The names of markup, which no abstract uses as words: HTML entities' (``&gt;``, ``&amp;``,
+# ``&rsquo;``, ``&eacute;``) and tags' that are no English word or common acronym (``<sub>``, ``<br>``,
+# MathML's ``<mrow>``). Readers decode and strip markup (``paperhouse.normalize``); should any escape
+# them, these words still end a phrase and are never a term. Names that are words too ("span",
+# "table", "code", "title") or acronyms as well as tags ("EM", "TD", "LI") are no markup words.
+MARKUP_WORDS = frozenset(
+    """amp lt gt quot apos nbsp ndash mdash hellip rsquo lsquo rdquo ldquo sbquo bdquo laquo raquo lsaquo
+    rsaquo thinsp ensp emsp zwnj zwj lrm rlm middot iexcl iquest brvbar curren macr ordf ordm szlig plusmn
+    frac12 frac14 frac34 sup1 sup2 sup3 permil larr rarr harr uarr darr lrarr asymp infin notin isin sdot
+    oline frasl lowast radic aelig oelig eth thorn
+    sub sup br div nobr wbr tbody thead tfoot colgroup xref jats mml mi mo mn mrow msub msup msubsup mfrac
+    msqrt mroot mstyle mtext mspace mover munder munderover mtable mtr mtd mfenced mpadded mphantom menclose
+    merror maction mglyph mmultiscripts mprescripts""".split()
+) | frozenset(
+    letter + accent
+    for letter in "aeiouycnos"
+    for accent in ("acute", "grave", "circ", "uml", "tilde", "cedil", "ring", "slash")
+)
+
+
 # Phrases about the paper rather than its topic; matched on the variant key (see variant_key).
 STOCK_PHRASES = frozenset(
     _phrase.replace(" ", "").replace("-", "")

@@ -63,6 +63,7 @@ from paperhouse.term_words import (
     ADVERB,
     BEFORE_VERB,
     FUNCTION_WORDS,
+    MARKUP_WORDS,
     NOUNS_IN_LY,
     STOPWORDS,
     lemma_column,
@@ -289,8 +290,13 @@ def _tokens(spelled: list[SpelledBatch], spellings: pl.DataFrame, acronyms: Acro
     lemma's position in ``acronyms.lemmas``) and ``starts_chunk``: whether the word starts a
     stop-word-free run, as a paper's first word always does.
 
-    ``spelled`` is emptied as its batches are coded: it is 4 bytes per word, the result 9."""
+    ``spelled`` is emptied as its batches are coded: it is 4 bytes per word, the result 9.
+
+    A markup word (``MARKUP_WORDS``: ``gt`` of a ``&gt;``, ``sub`` of a ``<sub>`` that a reader's
+    repair missed) that is still there once acronyms are expanded (a "GT" a paper defines is
+    "ground truth") ends a chunk as a stop word does: it is never a term, nor inside one."""
     spellings = spellings.with_columns(code=position_in(pl.col("lemma"), acronyms.lemmas))
+    markup = np.flatnonzero(acronyms.lemmas.is_in(list(MARKUP_WORDS)).to_numpy()).astype(np.uint32)
     flag = lambda name: pl.lit(spellings[name]).gather(pl.col("spelling"))  # noqa: E731
     coded = []
     while spelled:
@@ -310,9 +316,21 @@ def _tokens(spelled: list[SpelledBatch], spellings: pl.DataFrame, acronyms: Acro
             )
             .collect()
         )
-        coded.append(expand_acronyms(tokens, acronyms))
+        coded.append(_without_markup(expand_acronyms(tokens, acronyms), markup))
     # One chunk per column: the counting then reads them as arrays without a copy (1.1 GB at 10^6 papers).
     return pl.concat(coded, rechunk=True)
+
+
+def _without_markup(tokens: pl.DataFrame, codes: np.ndarray) -> pl.DataFrame:
+    """The tokens without those of ``codes``, each a break: the token after one starts a chunk.
+    A batch that holds none is handed back as it is."""
+    if len(codes) == 0:
+        return tokens
+    is_markup = np.isin(tokens["code"].to_numpy(), codes)
+    if not is_markup.any():
+        return tokens
+    after_markup = np.concatenate([[False], is_markup[:-1]])
+    return tokens.with_columns(starts_chunk=pl.col("starts_chunk") | after_markup).filter(~is_markup)
 
 
 def _spelled_words(batch: SpelledBatch) -> pl.DataFrame:

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import polars as pl
 
+from paperhouse.normalize import repair_text
+
 # A paragraph ends at a line that is empty or holds only whitespace.
 _PARAGRAPH_BREAK = r"\n[ \t\f\v\u00a0\u3000]*\n"
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
@@ -142,7 +144,8 @@ def _file_headers(paragraphs: pl.DataFrame) -> pl.DataFrame:
     """Header, venue and year of each content, from the first line of its first paragraph (read
     in Python: one line per file)."""
     firsts = paragraphs.unique("file_sha256", keep="first", maintain_order=True)
-    first_lines = firsts["text"].str.splitn("\n", 2).struct.field("field_0")
+    # Repaired as abstracts are: a header's "&amp;" or "<b>" names no venue.
+    first_lines = firsts.select(repair_text(pl.col("text").str.splitn("\n", 2).struct.field("field_0"))).to_series()
     return pl.DataFrame(
         [(sha, *_header_of(line)) for sha, line in zip(firsts["file_sha256"], first_lines, strict=True)],
         schema={"file_sha256": pl.String, "header": pl.String, "venue": pl.String, "year": pl.Int32},
