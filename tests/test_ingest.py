@@ -1,6 +1,6 @@
 import re
 import textwrap
-import time
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -113,11 +113,25 @@ def test_batches_parsed_side_by_side_are_kept_in_folder_order_whatever_finishes_
     for i, text in enumerate(awkward_texts(6)):
         write(tmp_path, f"{i:02d}.txt", text)
     monkeypatch.setattr(ingest_module, "_BATCH_BYTES", 1)  # one content per batch
-    parse = ingest_module.parse_batch
-    delays = iter([0.3, 0.0, 0.2, 0.0, 0.1, 0.0])  # the earlier of two batches parsed at once finishes last
-    monkeypatch.setattr(
-        ingest_module, "parse_batch", lambda batch, rules, wait=delays: time.sleep(next(wait)) or parse(batch, rules)
-    )
+    parse, batches = ingest_module.parse_batch, ingest_module.content_batches
+    position, parsed = {}, [threading.Event() for _ in range(6)]
+
+    def numbered(contents, max_bytes):
+        for i, batch in enumerate(batches(contents, max_bytes)):
+            position[batch[0].file_sha256] = i
+            yield batch
+
+    def parse_in_turn(batch, rules):
+        # The earlier of two batches parsed at once finishes last: batch 0 once 1 is parsed, 2 once 3 is...
+        i = position[batch[0].file_sha256]
+        if i % 2 == 0:
+            assert parsed[i + 1].wait(timeout=300), f"batch {i + 1} was not parsed beside batch {i}"
+        rows = parse(batch, rules)
+        parsed[i].set()
+        return rows
+
+    monkeypatch.setattr(ingest_module, "content_batches", numbered)
+    monkeypatch.setattr(ingest_module, "parse_batch", parse_in_turn)
     kept: list[str] = []
     folder = ingest_module.read_folder(
         tmp_path, lambda parsed: kept.extend(parsed["file_sha256"].unique(maintain_order=True))

@@ -1,5 +1,7 @@
 """One run at a time per warehouse: the run lock, as `paperhouse run` and Dagster runs take it."""
 
+import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -35,10 +37,40 @@ def hold_in_child(lock, how: str = "until told") -> subprocess.Popen:
     return child
 
 
-def let_go(child: subprocess.Popen, after: float = 0) -> None:
-    time.sleep(after)
-    child.stdin.write("\n")
-    child.stdin.flush()
+def let_go(child: subprocess.Popen) -> None:
+    with contextlib.suppress(BrokenPipeError):  # gone already
+        child.stdin.write("\n")
+        child.stdin.flush()
+
+
+def watch_the_waiting(monkeypatch) -> tuple[threading.Event, list[float]]:
+    """Set once this process finds the lock taken (an acquire waiting for it); the times it did."""
+    found_taken, attempts = threading.Event(), []
+
+    class Watched:
+        def __getattr__(self, name):
+            return getattr(fcntl, name)
+
+        @staticmethod
+        def flock(fd, operation):
+            try:
+                return fcntl.flock(fd, operation)
+            except BlockingIOError:
+                attempts.append(time.monotonic())
+                found_taken.set()
+                raise
+
+    monkeypatch.setattr(locking, "fcntl", Watched())
+    return found_taken, attempts
+
+
+def let_go_once_waited_for(child: subprocess.Popen, found_taken: threading.Event, gone: list, attempts: list) -> None:
+    """Let go once an acquire here waits for the lock (5 min at most, a safety net); then ``gone``
+    gets the number of its failed attempts counted once the holder has exited."""
+    if found_taken.wait(timeout=300):
+        let_go(child)
+        child.wait(timeout=300)
+        gone.append(len(attempts))
 
 
 def test_a_second_paperhouse_run_is_refused_at_once_and_says_who_holds_the_lock(tmp_path):
@@ -62,7 +94,7 @@ def test_a_second_paperhouse_run_is_refused_at_once_and_says_who_holds_the_lock(
 def test_the_lock_dies_with_its_process_and_tells_the_next_holder(tmp_path):
     lock = tmp_path / "run.lock"
     child = hold_in_child(lock, "die")
-    child.wait(timeout=60)
+    child.wait(timeout=300)
     assert child.returncode == -9
     lease = locking.acquire(lock, timeout=0)  # no stale lock to clean up by hand
     try:
@@ -94,21 +126,27 @@ def test_the_lock_is_reentrant_within_a_process_and_exclusive_across_processes(t
     assert subprocess.run(probe, capture_output=True, text=True).returncode == 0
 
 
-def test_another_process_waits_for_the_lock_up_to_its_timeout(tmp_path):
+def test_another_process_waits_for_the_lock_up_to_its_timeout(tmp_path, monkeypatch):
     lock = tmp_path / "run.lock"
     child = hold_in_child(lock)
     try:
         with pytest.raises(locking.RunLockBusy, match="test holder"):
             locking.acquire(lock, timeout=0.5)
-        threading.Thread(target=let_go, args=(child, 1.0)).start()
-        started = time.monotonic()
-        lease = locking.acquire(lock, timeout=60, poll=0.1)
-        assert 1.0 <= time.monotonic() - started < 30
+        found_taken, attempts = watch_the_waiting(monkeypatch)
+        gone: list[int] = []
+        holder = threading.Thread(target=let_go_once_waited_for, args=(child, found_taken, gone, attempts), daemon=True)
+        holder.start()
+        lease = locking.acquire(lock, timeout=600, poll=0.1)
+        holder.join(timeout=300)
+        assert gone, "the holder did not exit once let go"
+        # It waited (found the lock taken), and took it at its first try after the holder had gone
+        # (one more failure counted at most: a try just before the holder went, counted just after).
+        assert attempts and len(attempts) <= gone[0] + 1, (len(attempts), gone)
         locking.release(lease)
     finally:
         if child.poll() is None:
             let_go(child)
-        child.wait(timeout=60)
+        child.wait(timeout=300)
 
 
 def _messages(error) -> str:
@@ -116,7 +154,7 @@ def _messages(error) -> str:
     return "" if error is None else f"{error.message} {_messages(error.cause)}"
 
 
-def test_dagster_runs_take_the_same_lock(tmp_path):
+def test_dagster_runs_take_the_same_lock(tmp_path, monkeypatch):
     """A run launched by Dagster (UI, sensor, schedule) waits for the lock, and fails with the
     holder's name when it stays taken; full_refresh in the run config re-parses every file."""
     from dagster import AssetKey, DagsterInstance
@@ -155,13 +193,18 @@ def test_dagster_runs_take_the_same_lock(tmp_path):
             if e.is_failure and getattr(e.event_specific_data, "error", None)
         )
         assert "another run is already building this warehouse" in errors and "test holder" in errors
-        threading.Thread(target=let_go, args=(child, 2.0)).start()
-        waited = ingest_only(timeout=120)  # waits until the holder lets go
+        found_taken, attempts = watch_the_waiting(monkeypatch)
+        gone: list[int] = []
+        holder = threading.Thread(target=let_go_once_waited_for, args=(child, found_taken, gone, attempts), daemon=True)
+        holder.start()
+        waited = ingest_only(timeout=600)  # waits until the holder lets go
+        holder.join(timeout=300)
         assert waited.success
+        assert attempts and gone, "the run did not wait for the lock"  # it found the lock taken, and waited
     finally:
         if child.poll() is None:
             let_go(child)
-        child.wait(timeout=60)
+        child.wait(timeout=300)
 
     def files(result):
         (materialization,) = result.asset_materializations_for_node("raw__source_records")

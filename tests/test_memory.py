@@ -10,10 +10,21 @@ import yaml
 
 from paperhouse.warehouse import MEMORY_LIMIT, connect
 
-# Each measurement runs in a fresh process, whose resident memory is its own.
+# Each measurement runs in a fresh process, whose resident memory is its own. Pages freed go back
+# to the system a while later (jemalloc's background thread): a measurement of that waits for it,
+# not for a number of seconds (5 min at most, a safety net: the test's assertion then fails).
 _RSS = """
+import time as _time
+
 def rss_gb():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 1e9
+
+def fallen_below(bound_gb, deadline_s=300):
+    # The resident memory once it has fallen below bound_gb: checked every 0.1 s.
+    end = _time.monotonic() + deadline_s
+    while rss_gb() >= bound_gb and _time.monotonic() < end:
+        _time.sleep(0.1)
+    return rss_gb()
 """
 
 
@@ -26,14 +37,13 @@ def _measure(script: str, *args: str, env: dict | None = None) -> list[str]:
 
 
 _FREE_A_FRAME = """
-import time
 import orchestration  # as `dagster dev` loads the definitions
 import polars as pl
 frame = pl.DataFrame({"x": pl.int_range(0, 50_000_000, eager=True)}).with_columns(y=pl.col("x") * 2)
 held = rss_gb()
 del frame
-time.sleep(2)  # jemalloc's background thread hands pages back within a second
-print(held, rss_gb())
+# jemalloc's background thread hands the pages back within a second, with nothing else allocating.
+print(held, fallen_below(held - 0.6))
 """
 
 
@@ -96,8 +106,10 @@ def test_an_in_memory_database_spills_past_its_limit_into_a_directory_of_its_own
 
 
 _DROP_THE_TEXTS = """
-import sys, time
-import paperhouse  # the allocator setting, as every entry point has it
+import os, sys
+# Pages freed go back to the system at once (no decay: `paperhouse` defers it, which the measurement
+# would have to wait for): what is measured after the drop is what is alive, at once.
+os.environ["_RJEM_MALLOC_CONF"] = "dirty_decay_ms:0,muzzy_decay_ms:0"
 import duckdb
 from paperhouse.warehouse import read_frame
 con = duckdb.connect()
@@ -108,7 +120,6 @@ con.close()
 held = rss_gb()
 ids = records.drop("text")
 del records
-time.sleep(2)  # jemalloc's background thread hands pages back within a second
 print(held, rss_gb())
 """
 

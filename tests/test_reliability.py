@@ -75,13 +75,19 @@ CONSISTENCY_SQL = """
 # A reader of the published warehouse while runs go on: "fresh" opens it read-only again for every
 # read (as `paperhouse query` does); "held" keeps one connection open all along (as a BI tool does).
 # Two processes: DuckDB shares one database per path within a process, so a held connection would
-# also pin what the fresh ones see. Each read is checked for consistency; the tally goes to JSON.
+# also pin what the fresh ones see. Each read is checked for consistency; the tally goes to JSON,
+# and after each read, how many there were and the last version read to <out>.progress (which the
+# campaign waits on).
 READER = """
 import json, os, sys, time
 import duckdb
 mode, warehouse, stop, out, sql = sys.argv[1:6]
 tally = {"reads": 0, "errors": [], "inconsistent": [], "versions": {}}
 held = None
+def progress(version):
+    with open(out + ".progress.new", "w") as handle:
+        json.dump({"reads": tally["reads"], "last": version}, handle)
+    os.replace(out + ".progress.new", out + ".progress")
 while not os.path.exists(stop):
     if os.path.exists(warehouse):
         try:
@@ -95,17 +101,16 @@ while not os.path.exists(stop):
                 held = held or duckdb.connect(warehouse, read_only=True)
                 v = held.execute(sql).fetchone()
             tally["reads"] += 1
-            if "first_read" not in tally:
-                tally["first_read"] = time.time()
-                open(out + ".reading", "w").close()  # the campaign waits for it before its second run
+            tally.setdefault("first_read", time.time())
             tally["last_read"] = time.time()
             tally["versions"][repr(v)] = tally["versions"].get(repr(v), 0) + 1
             papers, with_sources, accepted, rejected, read = v[:5]
             if papers != with_sources or accepted + rejected != read:
                 tally["inconsistent"].append(repr(v))
+            progress(repr(v))
         except Exception as error:
             tally["errors"].append(repr(error)[:300])
-    time.sleep(0.3 if mode == "fresh" else 1.0)  # enough reads, without starving the runs of CPU
+    time.sleep(0.3 if mode == "fresh" else 1.0)  # a pace: enough reads, without starving the runs of CPU
 json.dump(tally, open(out, "w"))
 """
 
@@ -129,10 +134,40 @@ def start_readers(root: Path, warehouse: Path) -> tuple[Path, dict[str, subproce
     }
 
 
+def reader_progress(root: Path, mode: str) -> dict:
+    """How many reads the reader made so far, and the version it read last ({} before its first read)."""
+    try:
+        return json.loads((root / f"reader-{mode}.json.progress").read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def wait_until(condition, what: str, timeout: float = 600) -> None:
+    """Until ``condition()`` holds, checked every 0.1 s; ``timeout`` is a safety net, not a wait."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: still not so after {timeout} s")
+        time.sleep(0.1)
+
+
+def wait_until_read(root: Path, readers: dict[str, subprocess.Popen], version: tuple) -> None:
+    """Until the fresh reader has read ``version`` (what is published now), and the held one read again."""
+    reads_now = {mode: reader_progress(root, mode).get("reads", 0) for mode in readers}
+
+    def has_read(mode: str) -> bool:
+        assert readers[mode].poll() is None, f"the {mode} reader ended"
+        progress = reader_progress(root, mode)
+        return progress.get("last") == repr(version) if mode == "fresh" else progress.get("reads", 0) > reads_now[mode]
+
+    for mode in readers:
+        wait_until(lambda mode=mode: has_read(mode), f"the {mode} reader reads {version}")
+
+
 def stop_readers(root: Path, stop: Path, readers: dict[str, subprocess.Popen]) -> dict[str, dict]:
     stop.touch()
     for reader in readers.values():
-        reader.wait(timeout=60)
+        reader.wait(timeout=300)
     return {mode: json.loads((root / f"reader-{mode}.json").read_text()) for mode in readers}
 
 
@@ -271,9 +306,7 @@ def campaign(tmp_path_factory) -> Campaign:
 
         # 2. Unchanged input again, queried while it runs (and a write attempted while it runs),
         # once both readers read the first version: the held one looks for it once a second.
-        deadline = time.time() + 60
-        while not all((root / f"reader-{mode}.json.reading").exists() for mode in readers) and time.time() < deadline:
-            time.sleep(0.1)
+        wait_until_read(root, readers, c.observed["v1"][1])
         c.observed["second_run_started"] = time.time()
         second = c.start("unchanged", "run")
         queries = []
@@ -281,7 +314,8 @@ def campaign(tmp_path_factory) -> Campaign:
             queries.append(c.query("select count(*) as papers from marts.papers"))
             if len(queries) % 4 == 1:
                 queries.append(c.query("drop table marts.papers"))
-            time.sleep(1)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                second.wait(timeout=1)  # a pace between queries, over as soon as the run is
         c.observed["unchanged"] = c.finish(second)[0]
         c.observed["queries_during_run"] = queries
         c.observed["v2"] = (mart_fingerprint(warehouse), consistency(warehouse), papers(warehouse))
@@ -315,7 +349,8 @@ def campaign(tmp_path_factory) -> Campaign:
         recovery = c.start("recovery", "run")
         while recovery.poll() is None:
             queries.append(c.query("select count(*) as papers from marts.papers"))
-            time.sleep(6)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                recovery.wait(timeout=6)  # a pace between queries, over as soon as the run is
         c.observed["recovery"] = c.finish(recovery)[0]
         c.observed["v3"] = (mart_fingerprint(warehouse), consistency(warehouse), papers(warehouse))
         with duckdb.connect(str(warehouse), read_only=True) as con:
@@ -324,7 +359,7 @@ def campaign(tmp_path_factory) -> Campaign:
                 con.execute("select source_file, reason from marts.rejected_records where record_no is null").fetchall()
             )
             c.observed["seed_files"] = dict(con.execute("select source_file, status from raw.seed_files").fetchall())
-        time.sleep(1)  # the reader reads the last version at least once
+        wait_until_read(root, readers, c.observed["v3"][1])  # the reader reads the last version at least once
     finally:
         c.observed["readers"] = stop_readers(root, stop, readers)
         for pgid in c.groups:  # nothing a killed run left behind survives the test
@@ -547,7 +582,7 @@ def test_soak_runs_killed_at_random_moments(tmp_path):
         final = c.run("final")
         assert final["returncode"] == 0, final["output"][-3000:]
         after = mart_fingerprint(warehouse)
-        time.sleep(1)
+        wait_until_read(tmp_path, readers, consistency(warehouse))  # the readers read the last version too
     finally:
         tallies = stop_readers(tmp_path, stop, readers)
         for pgid in c.groups:

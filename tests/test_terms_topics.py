@@ -2,7 +2,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 import tracemalloc
 import weakref
 
@@ -316,8 +315,11 @@ def test_the_words_read_are_held_as_one_spelling_number_each_and_a_run_per_paper
 def test_the_runs_of_words_per_paper_own_their_rows():
     # A run-length encoding's result kept its batch's paper numbers, one per word, alive (10^6
     # papers: 0.94 GB). Measured in a fresh process: what dropping the runs alone gives back.
+    # Pages freed go back to the system at once (no decay: `paperhouse` defers it, which a
+    # measurement would have to wait for), so each measurement is of what is alive, at once.
     script = """
-import gc, time
+import gc, os
+os.environ["_RJEM_MALLOC_CONF"] = "dirty_decay_ms:0,muzzy_decay_ms:0"  # before Polars allocates
 import polars as pl
 from paperhouse import terms
 rss = lambda: int(open("/proc/self/statm").read().split()[1]) * 4096
@@ -326,10 +328,10 @@ papers = pl.DataFrame({"text": ["alpha beta, gamma delta. " * 50] * 40_000}).wit
 spelled, _ = terms._spell(papers)
 runs = [batch.runs for batch in spelled]
 del spelled, papers
-gc.collect(); time.sleep(1.5)
+gc.collect()
 before = rss()
 del runs
-gc.collect(); time.sleep(1.5)
+gc.collect()
 print(before - rss())
 """
     freed = int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
@@ -451,15 +453,19 @@ def test_empty_corpus_gives_empty_typed_tables():
     assert model.topic_terms.schema == pl.Schema(TOPIC_TERM_SCHEMA) and model.topic_terms.height == 0
 
 
-def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[bool], list[bool]]:
-    """Analyse 40 seed papers with names found slower than the terms' reading, as at 10^6 papers:
+def _analyse_with_slow_names(monkeypatch, large: bool) -> tuple[list[dict[str, bool]], list[bool], list[bool]]:
+    """Analyse 40 seed papers with names found slower than the terms' reading, as at 10^6 papers
+    (``large`` texts; small ones: slower than the start of the counting), by events, not seconds:
     whether the texts given to the words and to the names are still alive, and whether the names
     are found, when the counting starts; and whether the words were read when the names started."""
     given, alive_while_counting, names_found_while_counting, words_read_when_names_start = {}, [], [], []
-    words_read, names_found = threading.Event(), threading.Event()
+    words_read, names_found, names_started, counting = (threading.Event() for _ in range(4))
+    wait_s = 300  # a safety net only: each wait below ends when what it waits for happens
 
     def read_words(frame: pl.DataFrame) -> terms.PaperWords:
         given["words"] = weakref.ref(frame)
+        if large:  # started beside the reading, the names start first
+            names_started.wait(timeout=wait_s)
         words = terms.read_words(frame)
         words_read.set()
         return words
@@ -467,7 +473,10 @@ def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[b
     def slow_method_names(frame: pl.DataFrame) -> pl.DataFrame:
         words_read_when_names_start.append(words_read.is_set())
         given["names"] = weakref.ref(frame)
-        time.sleep(0.5)
+        names_started.set()
+        # Slower than the reading of the words (large texts: the counting must wait for the names),
+        # or than the start of the counting (small ones: it need not).
+        (words_read if large else counting).wait(timeout=wait_s)
         names = extract_method_names(frame)
         names_found.set()
         return names
@@ -475,6 +484,7 @@ def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[b
     def ngram_counts(*args):
         alive_while_counting.append({reader: ref() is not None for reader, ref in given.items()})
         names_found_while_counting.append(names_found.is_set())
+        counting.set()
         return real_ngram_counts(*args)
 
     real_ngram_counts = terms.count_ngrams
@@ -490,7 +500,7 @@ def _analyse_with_slow_names(monkeypatch) -> tuple[list[dict[str, bool]], list[b
 def test_analyse_lets_go_of_large_texts_before_it_counts_the_terms(monkeypatch):
     # At 10^6 papers the texts are 3.6 GB: held through the counting, they made most of its peak.
     monkeypatch.setattr(analysis, "SMALL_TEXTS_BYTES", 0)  # these texts count as large
-    alive, names_found, words_read_first = _analyse_with_slow_names(monkeypatch)
+    alive, names_found, words_read_first = _analyse_with_slow_names(monkeypatch, large=True)
     assert alive == [{"words": False, "names": False}] and names_found == [True]
     assert words_read_first == [False]  # the names are found beside the reading, so as not to hold up the counting
 
@@ -498,7 +508,7 @@ def test_analyse_lets_go_of_large_texts_before_it_counts_the_terms(monkeypatch):
 def test_analyse_finds_the_names_of_small_texts_beside_the_indexing_of_the_terms(monkeypatch):
     # At 10^5 papers (0.15 GB of texts) the reading of the words keeps both cores busy on its own;
     # the indexing does not. Found beside the reading, the names made the step 1.8 s slower.
-    alive, names_found, words_read_first = _analyse_with_slow_names(monkeypatch)
+    alive, names_found, words_read_first = _analyse_with_slow_names(monkeypatch, large=False)
     assert words_read_first == [True]
     assert names_found == [False] and not alive[0]["words"]
 

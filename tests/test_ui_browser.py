@@ -28,14 +28,16 @@ def _free_port() -> int:
 
 
 def _wait_for(url: str, timeout: float) -> None:
+    """Until ``url`` answers 200, asked every 0.1 s; ``timeout``: a safety net."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(url, timeout=5) as response:
+            with urllib.request.urlopen(url, timeout=30) as response:
                 if response.status == 200:
                     return
         except OSError:
-            time.sleep(1)
+            pass
+        time.sleep(0.1)
     raise TimeoutError(f"{url} did not answer within {timeout} s")
 
 
@@ -64,7 +66,7 @@ def ui(tmp_path_factory):
             start_new_session=True,
         )
         try:
-            _wait_for(f"http://127.0.0.1:{port}/server_info", timeout=180)
+            _wait_for(f"http://127.0.0.1:{port}/server_info", timeout=600)
             yield f"http://127.0.0.1:{port}", root
         finally:
             os.killpg(process.pid, signal.SIGTERM)

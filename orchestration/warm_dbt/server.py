@@ -206,6 +206,7 @@ def serve(listener: socket.socket, address: str, run_pid: int, manifests: Manife
                 listener.close()
                 os.unlink(address)
                 start_successor(address, run_pid, parse_for)
+                _command_priority()
                 reply(connection, {"pid": os.getpid()})
                 manifest = manifests.get_or_none(parse_for)
                 code = run_command(request["args"], request["env"], request["cwd"], descriptors, manifest)
@@ -217,6 +218,14 @@ def serve(listener: socket.socket, address: str, run_pid: int, manifests: Manife
                 os.close(descriptor)
             if connection not in _finished_command:
                 connection.close()
+
+
+def _command_priority() -> None:
+    """The command runs at the run's own priority: the lower one was for warming up beside the
+    command before. Lowering a niceness needs the privilege to (root has it); without it the
+    command keeps ``SUCCESSOR_NICENESS``, never more (``main`` sets it, it does not add to it)."""
+    with contextlib.suppress(PermissionError):
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
 
 
 def _exit_now() -> None:
@@ -250,7 +259,9 @@ def _alive(pid: int) -> bool:
 
 def main(address: str, run_pid: int, niceness: int, first_parse: ParseRequest | None) -> None:
     atexit.register(_exit_now)  # before dbt's import, so that it runs after dbt-duckdb's exit hook
-    os.nice(niceness)
+    # The niceness asked for, not added to the parent's: a successor started by a warm process
+    # still at SUCCESSOR_NICENESS would otherwise run at twice that, and its successor at 19.
+    os.nice(max(0, niceness - os.nice(0)))
     _end_with(run_pid)
     listener = listen(address)
     with loading_for_good():

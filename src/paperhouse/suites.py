@@ -220,7 +220,7 @@ SUITES: tuple[Suite, ...] = (
     ),
     Suite(
         "raw.topic_paper_weights",
-        not_null=("paper_id", "topic_id", "weight"),
+        not_null=("paper_id", "topic_id", "weight", "is_primary"),
         unique=(("paper_id", "topic_id"),),
         between={"weight": (0, 1)},
     ),
