@@ -10,7 +10,6 @@ found in ``.hypothesis/`` so a failing folder is tried first next time.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import duckdb
@@ -69,19 +68,21 @@ def _assert_every_record_accounted_for(made: Folder, warehouse: Path) -> None:
         added_later=3,
     )
 )
-def test_any_folder_builds_publishes_and_accounts_for_every_record(recipe):
+def test_any_folder_builds_publishes_and_accounts_for_every_record(tmp_path_factory, recipe):
     note(repr(recipe))
-    with tempfile.TemporaryDirectory(prefix="paperhouse-fuzz-") as scratch:
-        made = build(recipe, Path(scratch) / "seeds")
-        warehouse = Path(scratch) / "warehouse.duckdb"
-        assert _run(made.path, warehouse) == 0, "the run failed or a check failed (see stderr)"
-        _assert_every_record_accounted_for(made, warehouse)
-        before = dict(_rows(warehouse, "select paper_id, abstract from marts.papers"))
+    # A folder of pytest's, not one removed at the example's end: the warm dbt process the run
+    # left (it lives as long as this process) may still be parsing into the build folder.
+    scratch = tmp_path_factory.mktemp("folder")
+    made = build(recipe, scratch / "seeds")
+    warehouse = scratch / "warehouse.duckdb"
+    assert _run(made.path, warehouse) == 0, "the run failed or a check failed (see stderr)"
+    _assert_every_record_accounted_for(made, warehouse)
+    before = dict(_rows(warehouse, "select paper_id, abstract from marts.papers"))
 
-        add_records(recipe, made)
-        assert _run(made.path, warehouse) == 0, "the second run (records added) failed"
-        _assert_every_record_accounted_for(made, warehouse)
-        after = {paper_id for (paper_id,) in _rows(warehouse, "select paper_id from marts.papers")}
-        aliases = {alias for (alias,) in _rows(warehouse, "select alias_id from marts.paper_id_aliases")}
-        lost = set(before) - after - aliases
-        assert not lost, f"ids lost when records were added: {sorted(lost)[:5]}"
+    add_records(recipe, made)
+    assert _run(made.path, warehouse) == 0, "the second run (records added) failed"
+    _assert_every_record_accounted_for(made, warehouse)
+    after = {paper_id for (paper_id,) in _rows(warehouse, "select paper_id from marts.papers")}
+    aliases = {alias for (alias,) in _rows(warehouse, "select alias_id from marts.paper_id_aliases")}
+    lost = set(before) - after - aliases
+    assert not lost, f"ids lost when records were added: {sorted(lost)[:5]}"
