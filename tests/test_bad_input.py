@@ -316,7 +316,9 @@ def test_reading_beside_a_real_concurrent_writer_never_crashes(tmp_path):
 
 def test_unreadable_file_is_rejected_with_the_reason(tmp_path):
     """Real permissions. Root reads everything, so as root (CI) the folder is read by a child
-    process that drops to the user nobody once paperhouse is imported."""
+    process that drops to the user nobody once paperhouse has read a folder like it: the
+    modules that reading imports lazily are loaded by then, since nobody may not be able to read
+    the checkout or its virtualenv (a clone under /root, or any 0700 folder)."""
     root = os.geteuid() == 0
     # pytest's own temporary folders are closed to other users.
     folder = Path(tempfile.mkdtemp(prefix="paperhouse-perm-")) if root else tmp_path
@@ -327,18 +329,22 @@ def test_unreadable_file_is_rejected_with_the_reason(tmp_path):
         secret = folder / "secret.txt"
         secret.write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[1]}\n")
         os.chmod(secret, 0o000)
+        warm_up = Path(tempfile.mkdtemp(prefix="paperhouse-warm-"))
+        shutil.copy(folder / "readable.txt", warm_up / "readable.txt")
         program = (
             "import json, os, sys\n"
             "from pathlib import Path\n"
             "from paperhouse.parse_cache import read_records\n"
+            "read_records(Path(sys.argv[2]))\n"
             "if os.geteuid() == 0:\n"
             "    os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
             "records = read_records(Path(sys.argv[1]))\n"
             "print(json.dumps(records.select('source_file', 'record_no', 'reject_reason').rows()))\n"
         )
         result = subprocess.run(
-            [sys.executable, "-c", program, str(folder)], capture_output=True, text=True, timeout=120
+            [sys.executable, "-c", program, str(folder), str(warm_up)], capture_output=True, text=True, timeout=120
         )
+        shutil.rmtree(warm_up)
         assert result.returncode == 0, result.stderr[-2000:]
         rows = {name: (record_no, reason) for name, record_no, reason in json.loads(result.stdout)}
         assert rows == {"readable.txt": (1, None), "secret.txt": (None, "unreadable file: Permission denied")}
