@@ -32,7 +32,7 @@ test: install browser lint
 FUZZ_EXAMPLES ?= 40
 fuzz: install
 	HYPOTHESIS_PROFILE=fuzz PAPERHOUSE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
-	  $(BIN)/python -m pytest tests/test_fuzz_folders.py tests/test_topic_invariants.py -q
+	  $(BIN)/python -m pytest tests/test_fuzz_folders.py tests/test_topic_invariants.py -q --hypothesis-show-statistics
 
 # ruff (format and check) for the Python, sqlfluff for the dbt models; `make format` fixes what
 # they can. The same hooks run on commit with pre-commit (.pre-commit-config.yaml).

@@ -221,9 +221,11 @@ def _write_export(made: Folder, name: str, records: list[dict], broken: bool, rn
         else:
             writer.writerow([record[c] for c in _EXPORT_COLUMNS])
             clean += 1
-    _write_bytes(made, name, buffer.getvalue().encode(), len(records) if not broken else None)
-    if broken:
+    (made.path / name).write_bytes(buffer.getvalue().encode())
+    if broken:  # how many rows a broken row reads as is the reader's call: its clean rows must stay
         made.at_least[name] = clean
+    else:
+        made.expected[name] = len(records)
 
 
 def _malformed(rng: random.Random, record: dict, separator: str) -> str:
