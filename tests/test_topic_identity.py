@@ -206,6 +206,19 @@ def test_the_same_input_gives_the_same_topics_ids_and_no_registry_rows():
     assert rerun.model.all_paper_topics().equals(identified.model.all_paper_topics())
 
 
+def test_a_warehouse_written_before_primaries_were_flagged_reads_them_off_the_weights(seeds_model):
+    identified = topic_ids.assign(seeds_model, topic_ids.empty_history(), "run-1", NOW)
+    flagged = persisted(identified)
+    with duckdb.connect() as con:
+        write_table(con, "topics", identified.model.all_topics())
+        write_table(con, "topic_paper_weights", identified.model.all_paper_topics().drop("is_primary"))
+        write_table(con, "topic_term_weights", identified.model.all_topic_terms())
+        legacy = topic_ids.load(con)
+    order = ["paper_id", "level"]
+    assert legacy.primaries.height == 2 * seeds_model.paper_topics["paper_id"].n_unique()
+    assert legacy.primaries.sort(order).equals(flagged.primaries.sort(order))
+
+
 def test_a_list_bringing_three_papers_keeps_every_topic_id(seeds_model):
     first = topic_ids.assign(seeds_model, topic_ids.empty_history(), "run-1", NOW)
     history = persisted(first)

@@ -66,9 +66,9 @@ def offending_rows(database: Path, compiled_sql: str, limit: int = SHOWN_ROWS) -
     """The first ``limit`` rows a test's compiled query returns against ``database``, read only.
     The order is the query's own and stable for a given database (DuckDB orders a ``limit`` of
     an unordered query by its plan), which is what a person rereading the run wants."""
-    query = compiled_sql.strip().rstrip(";")
+    query = compiled_sql.strip().rstrip(";")  # the project's own test, compiled by dbt: code, not data
     with connect(database, read_only=True) as con:
-        return con.execute(f"select * from ({query}) as offending limit {int(limit)}").pl()
+        return con.sql(query).limit(limit).pl()
 
 
 def rows_in_words(rows: pl.DataFrame) -> list[str]:

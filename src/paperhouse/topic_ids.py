@@ -107,17 +107,24 @@ def load(con: duckdb.DuckDBPyConnection) -> TopicHistory:
     topics = topics.select("topic_id", "level")
     # A warehouse written before the topic model flagged primaries reads them off the weights.
     flagged = "is_primary" in column_names(con, RAW_SCHEMA, "topic_paper_weights")
-    primary_first = "weights.is_primary desc, " if flagged else ""
     with registered(con, "previous_topics", topics):
-        primaries = con.execute(f"""
-            select paper_id, topic_id, level from (
-                select weights.paper_id, weights.topic_id, topics.level,
-                       row_number() over (partition by weights.paper_id, topics.level
-                                          order by {primary_first}weights.weight desc, weights.topic_id) as position
+        if flagged:
+            primaries = con.execute(f"""
+                select weights.paper_id, weights.topic_id, topics.level
                 from {RAW_SCHEMA}.topic_paper_weights as weights
                 inner join previous_topics as topics using (topic_id)
-            ) where position = 1
-        """).pl()
+                where weights.is_primary
+            """).pl()
+        else:
+            primaries = con.execute(f"""
+                select paper_id, topic_id, level from (
+                    select weights.paper_id, weights.topic_id, topics.level,
+                           row_number() over (partition by weights.paper_id, topics.level
+                                              order by weights.weight desc, weights.topic_id) as position
+                    from {RAW_SCHEMA}.topic_paper_weights as weights
+                    inner join previous_topics as topics using (topic_id)
+                ) where position = 1
+            """).pl()
     terms = con.execute(f"select topic_id, term from {RAW_SCHEMA}.topic_term_weights").pl()
     return replace(
         history,
