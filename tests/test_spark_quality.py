@@ -100,15 +100,17 @@ def _failed(result) -> set[tuple[str, str]]:
 
 
 def _weights(con, rows):
-    _table(
-        con, "raw.topic_paper_weights", [dict(zip(("paper_id", "topic_id", "weight"), r, strict=True)) for r in rows]
-    )
+    """``rows`` of (paper_id, topic_id, weight); a paper's first row is its primary topic."""
+    seen = set()
+    flagged = [(*row, row[0] not in seen and not seen.add(row[0])) for row in rows]
+    columns = ("paper_id", "topic_id", "weight", "is_primary")
+    _table(con, "raw.topic_paper_weights", [dict(zip(columns, r, strict=True)) for r in flagged])
 
 
 def test_a_valid_table_passes_on_both(con, spark, tmp_path):
     _weights(con, [("p_1", 1, 0.75), ("p_1", 2, 0.25), ("p_2", 1, 1.0)])
     result = _both(con, spark, tmp_path / "warehouse", "raw.topic_paper_weights")
-    assert result.success and len(result.outcomes) == 2 + 5  # the schema's two, the suite's five
+    assert result.success and len(result.outcomes) == 2 + 6  # the schema's two, the suite's six
     # The data source made for each validation is gone after it, and with it GX's engine and batch.
     _, context = great_expectations()
     assert GX_DATA_SOURCE not in {source.name for source in context.data_sources.all().values()}
