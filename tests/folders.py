@@ -16,6 +16,7 @@ import io
 import json
 import random
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -280,12 +281,4 @@ def _reworded(rng: random.Random, text: str, share: float) -> str:
 
 def _wrapped(rng: random.Random, abstract: str) -> str:
     """Hard-wrapped at a random width, as a list copied out of a PDF."""
-    width = rng.randrange(50, 100)
-    lines, line = [], ""
-    for word in abstract.split():
-        if line and len(line) + len(word) + 1 > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    return "\n".join([*lines, line])
+    return textwrap.fill(abstract, rng.randrange(50, 100), break_long_words=False, break_on_hyphens=False)
