@@ -46,6 +46,7 @@ from paperhouse.input_files import INPUT_PATTERNS
 from paperhouse.warehouse import (
     RAW_SCHEMA,
     ROW_GROUP_ROWS,
+    column_names,
     connect,
     create_table,
     registered,
@@ -191,9 +192,9 @@ def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
     whose columns are not those of ``PARSED_RECORD_SCHEMA``, as before ``repairs``)."""
     if not (table_exists(con, RAW_SCHEMA, FILES_TABLE) and table_exists(con, RAW_SCHEMA, RECORDS_TABLE)):
         return set()
-    if set(_columns(con, RECORDS_TABLE)) != set(PARSED_RECORD_SCHEMA):
+    if set(column_names(con, RAW_SCHEMA, RECORDS_TABLE)) != set(PARSED_RECORD_SCHEMA):
         return set()
-    if set(_columns(con, FILES_TABLE)) != set(FILES_SCHEMA):
+    if set(column_names(con, RAW_SCHEMA, FILES_TABLE)) != set(FILES_SCHEMA):
         return set()
     rows = con.execute(
         f"select content_key from {RAW_SCHEMA}.{FILES_TABLE} as files"
@@ -202,15 +203,6 @@ def known_contents(con: duckdb.DuckDBPyConnection, version: str) -> set[str]:
         [version],
     )
     return {sha for (sha,) in rows.fetchall()}
-
-
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
-    rows = con.execute(
-        "select column_name from duckdb_columns() where database_name = current_database()"
-        " and schema_name = ? and table_name = ?",
-        [RAW_SCHEMA, table],
-    ).fetchall()
-    return [name for (name,) in rows]
 
 
 def _take_staged_rows(con: duckdb.DuckDBPyConnection, known: set[str]) -> None:
@@ -291,7 +283,7 @@ def _every_file_has_a_record(con: duckdb.DuckDBPyConnection) -> None:
 
 def _create_tables(con: duckdb.DuckDBPyConnection) -> None:
     for table, (schema, compression) in _TABLES.items():
-        if table_exists(con, RAW_SCHEMA, table) and set(_columns(con, table)) != set(schema):
+        if table_exists(con, RAW_SCHEMA, table) and set(column_names(con, RAW_SCHEMA, table)) != set(schema):
             # A cache of another layout (keyed by SHA-256, before content keys): none of it is trusted.
             con.execute(f"drop table {RAW_SCHEMA}.{table}")
         if not table_exists(con, RAW_SCHEMA, table):
