@@ -34,13 +34,15 @@ fuzz: install
 	HYPOTHESIS_PROFILE=fuzz PAPERHOUSE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 	  $(BIN)/python -m pytest tests/test_fuzz_folders.py tests/test_topic_invariants.py -q --hypothesis-show-statistics
 
-# ruff (format and check) for the Python, sqlfluff for the dbt models; `make format` fixes what
+# ruff (format and check) for the Python, import-linter for the layers of src/paperhouse
+# (pyproject.toml's [tool.importlinter]), sqlfluff for the dbt models; `make format` fixes what
 # they can. The same hooks run on commit with pre-commit (.pre-commit-config.yaml).
 LINTED := src orchestration tests
 SQL := dbt_project/models dbt_project/tests dbt_project/macros
 lint: install
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/ruff check $(LINTED)
+	$(BIN)/lint-imports
 	$(BIN)/sqlfluff lint $(SQL)
 
 format: install

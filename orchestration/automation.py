@@ -19,7 +19,7 @@ from dagster import (
 )
 
 from orchestration.resources import WarehouseResource
-from paperhouse.ingest import folder_fingerprint
+from paperhouse.ingest.reading import folder_fingerprint
 
 build_warehouse = define_asset_job(
     "build_warehouse",

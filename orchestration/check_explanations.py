@@ -13,7 +13,7 @@ from dagster_dbt import DbtCliInvocation
 
 from orchestration.dbt_resource import dbt_project
 from orchestration.metadata import counts_table
-from paperhouse.check_failures import explanation, invariant_in_words, offending_rows
+from paperhouse.quality.check_failures import explanation, invariant_in_words, offending_rows
 
 
 @cache

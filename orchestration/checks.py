@@ -29,8 +29,8 @@ from orchestration.assets.ingest import REJECTS_BY_REASON
 from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table
 from orchestration.resources import GreatExpectationsResource, WarehouseResource
-from paperhouse.gx_validation import SuiteResult
-from paperhouse.suites import SUITES, Suite
+from paperhouse.quality.gx import SuiteResult
+from paperhouse.quality.suites import SUITES, Suite
 
 
 def _describe(outcome) -> str:

@@ -10,12 +10,12 @@ from dagster import ConfigurableResource, InitResourceContext
 from pydantic import Field, PrivateAttr
 
 from orchestration.run_guard import RunGuard
-from paperhouse import quality
 from paperhouse.engines import Compute
-from paperhouse.gx_validation import SuiteResult
+from paperhouse.quality import validation as quality
+from paperhouse.quality.gx import SuiteResult
+from paperhouse.quality.suites import Suite
 from paperhouse.settings import Paths, resolve_paths
-from paperhouse.suites import Suite
-from paperhouse.warehouse import connect, read_frame
+from paperhouse.warehouse.database import connect, read_frame
 
 
 class WarehouseResource(ConfigurableResource):
@@ -50,7 +50,7 @@ class WarehouseResource(ConfigurableResource):
             yield con
 
     def read_frame(self, sql: str, large: tuple[str, ...] = ()) -> pl.DataFrame:
-        """A query's result (``paperhouse.warehouse.read_frame``), on a connection closed before it
+        """A query's result (``paperhouse.warehouse.database.read_frame``), on a connection closed before it
         returns: an open connection keeps the blocks it read cached (1.1 GB for 10^6 records' texts)
         under whatever the step computes next."""
         with self.build_connection() as con:

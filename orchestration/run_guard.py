@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from dagster import DagsterRunStatus, InitResourceContext
 
-from paperhouse import locking
-from paperhouse.publishing import prepare_build_database, remove_stale_files
 from paperhouse.settings import Paths
+from paperhouse.warehouse import locking
+from paperhouse.warehouse.publishing import prepare_build_database, remove_stale_files
 
 
 @dataclass

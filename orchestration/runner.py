@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
 from orchestration.definitions import build_definitions
-from paperhouse import locking
 from paperhouse.settings import Paths
+from paperhouse.warehouse import locking
 
 INGEST_STEP = "raw__source_records"
 ANALYSIS_STEP = "corpus_analysis"

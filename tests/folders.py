@@ -23,7 +23,7 @@ from pathlib import Path
 from corpus import SEEDS
 from hypothesis import strategies as st
 
-from paperhouse.real_data import realdata_dir
+from paperhouse.evaluation.real_data import realdata_dir
 
 EDITS = (
     "duplicate",

@@ -2,7 +2,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from paperhouse.arrays import ColumnBuffer, FirstSeenNumbers, dense_codes, slices, sorted_unique, stable_argsort
+from paperhouse.common.arrays import ColumnBuffer, FirstSeenNumbers, dense_codes, slices, sorted_unique, stable_argsort
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 1000])

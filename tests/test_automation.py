@@ -60,7 +60,7 @@ def test_sensor_fires_for_entries_that_are_not_files(seeds_copy):
 
 
 def test_sensor_reads_a_cursor_from_before_the_change_counter(seeds_copy):
-    from paperhouse.ingest import folder_fingerprint
+    from paperhouse.ingest.reading import folder_fingerprint
 
     skipped, _ = _tick(seeds_copy, folder_fingerprint(seeds_copy))
     assert isinstance(skipped, SkipReason)

@@ -18,8 +18,8 @@ import duckdb
 import polars as pl
 from corpus import HOSTILE_NAMES, seed_abstracts
 
-from paperhouse.ingest import folder_fingerprint, scan_folder
-from paperhouse.parse_cache import read_records
+from paperhouse.ingest.parse_cache import read_records
+from paperhouse.ingest.reading import folder_fingerprint, scan_folder
 
 ABSTRACTS = seed_abstracts()
 
@@ -236,7 +236,7 @@ def test_hostile_file_names_are_data(tmp_path):
 
 
 def test_file_that_changes_while_it_is_read_is_read_again(tmp_path, monkeypatch):
-    import paperhouse.ingest as ingest_module
+    import paperhouse.ingest.reading as ingest_module
 
     path = tmp_path / "growing.txt"
     path.write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[0]}\n")
@@ -257,7 +257,7 @@ def test_file_that_changes_while_it_is_read_is_read_again(tmp_path, monkeypatch)
 
 
 def test_file_that_never_stops_changing_is_rejected_for_this_run(tmp_path, monkeypatch):
-    import paperhouse.ingest as ingest_module
+    import paperhouse.ingest.reading as ingest_module
 
     path = tmp_path / "busy.txt"
     path.write_text(f"ICLR 2026 Papers\n\n{ABSTRACTS[0]}\n")
@@ -334,7 +334,7 @@ def test_unreadable_file_is_rejected_with_the_reason(tmp_path):
         program = (
             "import json, os, sys\n"
             "from pathlib import Path\n"
-            "from paperhouse.parse_cache import read_records\n"
+            "from paperhouse.ingest.parse_cache import read_records\n"
             "read_records(Path(sys.argv[2]))\n"
             "if os.geteuid() == 0:\n"
             "    os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
@@ -355,8 +355,8 @@ def test_unreadable_file_is_rejected_with_the_reason(tmp_path):
 
 def test_ten_thousand_tiny_files(tmp_path):
     """10,000 one-abstract files (and a few empty ones) read in seconds, incrementally faster."""
-    from paperhouse import parse_cache
-    from paperhouse.warehouse import connect
+    from paperhouse.ingest import parse_cache
+    from paperhouse.warehouse.database import connect
 
     folder = tmp_path / "many"
     folder.mkdir()

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 from dagster import DagsterInstance
 
-from paperhouse import bench_report, benchmark
+from paperhouse.evaluation import bench as benchmark
+from paperhouse.evaluation import bench_report
 
 
 def test_fitted_exponent_recovers_the_growth_rate():
@@ -92,7 +93,7 @@ def test_the_corpus_is_prepared_under_a_memory_limit_of_its_own(tmp_path, monkey
     # 5,000 records' texts (15 MB with their normalised copies) ordered for the parquet under 32 MB
     # run out of memory, as 10^6 records' (3 GB) did under the warehouse's 2 GB.
     monkeypatch.setattr(benchmark, "DATA", tmp_path)
-    monkeypatch.setattr("paperhouse.warehouse.MEMORY_LIMIT", "32MB")
+    monkeypatch.setattr("paperhouse.warehouse.database.MEMORY_LIMIT", "32MB")
     folder = benchmark.prepare(5_000)
     records = pl.read_parquet(folder / "records.parquet")
     labels = pl.read_csv(folder / "lists.labels.csv", schema_overrides={"record_no": pl.Int32})

@@ -9,8 +9,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from paperhouse.publishing import BuildDatabaseLocked, prepare_build_database
-from paperhouse.warehouse import ROW_GROUP_ROWS, connect, registered
+from paperhouse.warehouse.database import ROW_GROUP_ROWS, connect, registered
+from paperhouse.warehouse.publishing import BuildDatabaseLocked, prepare_build_database
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A failed check says what it asserts and shows the rows that break it (paperhouse.check_failures).
+"""A failed check says what it asserts and shows the rows that break it (paperhouse.quality.check_failures).
 The whole-run path (a failing dbt test printed by `paperhouse run`) is in tests/test_pipeline.py."""
 
 import json
@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from orchestration.dbt_resource import dbt_project
-from paperhouse.check_failures import explanation, invariant_in_words, offending_rows
+from paperhouse.quality.check_failures import explanation, invariant_in_words, offending_rows
 
 
 @pytest.fixture(scope="module")

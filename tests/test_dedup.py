@@ -9,10 +9,12 @@ import pytest
 from corpus import seed_abstracts
 from polars.testing import assert_frame_equal
 
-from paperhouse import dedup, minhash, pair_verification
-from paperhouse.dedup import assign_papers
-from paperhouse.dedup_params import DedupParams
-from paperhouse.normalize import clean_text, joined_words, normalized_text
+from paperhouse.dedup import minhash
+from paperhouse.dedup import papers as dedup
+from paperhouse.dedup import verification as pair_verification
+from paperhouse.dedup.papers import assign_papers
+from paperhouse.dedup.params import DedupParams
+from paperhouse.ingest.normalize import clean_text, joined_words, normalized_text
 
 ABSTRACTS = seed_abstracts()
 
@@ -169,7 +171,7 @@ def test_between_versions_of_the_same_length_the_smaller_normalised_text_is_cano
 
 
 def test_no_records_gives_an_empty_typed_frame():
-    from paperhouse.dedup import ASSIGNMENT_SCHEMA
+    from paperhouse.dedup.papers import ASSIGNMENT_SCHEMA
 
     empty = pl.DataFrame(
         schema={"source_file": pl.String, "record_no": pl.Int32, "file_sha256": pl.String, "normalized_text": pl.String}
@@ -178,7 +180,7 @@ def test_no_records_gives_an_empty_typed_frame():
 
 
 def test_encoding_and_file_names_never_change_paper_ids(tmp_path):
-    from paperhouse.parse_cache import read_records
+    from paperhouse.ingest.parse_cache import read_records
 
     text = "ICLR 2026 论文列表\n\n" + "\n\n".join(ABSTRACTS[:5]).replace("—", "-") + "\n"
     ids = []

@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from paperhouse.evaluation import (
+from paperhouse.evaluation.dedup import (
     EVAL_SET,
     HARD_NEGATIVE_KINDS,
     MIN_PRECISION,
@@ -12,7 +12,7 @@ from paperhouse.evaluation import (
     evaluate,
     load_eval_set,
 )
-from paperhouse.variants import VARIANTS
+from paperhouse.evaluation.variants import VARIANTS
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,15 @@
 
 import re
 import subprocess
+from pathlib import Path
 
 from dagster import AssetKey
 
 from orchestration.definitions import defs
-from paperhouse.settings import PROJECT_ROOT, WORKSPACE_FILE, venv_executable
+from paperhouse.settings import venv_executable
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+WORKSPACE_FILE = PROJECT_ROOT / "workspace.yaml"
 
 
 def _graph():

@@ -40,8 +40,8 @@ def test_every_directly_imported_package_is_declared():
     everything = runtime | _declared(extras["dev"]) | _declared(extras["spark"]) | _declared(extras["embeddings"])
     # The package and its orchestration import only runtime dependencies; the tests may use dev ones.
     # src/paperhouse's evaluation and benchmark modules import their baselines lazily, from dev, and
-    # paperhouse.spark imports pyspark only when the Spark engine runs (the spark extra), and
-    # paperhouse.keyphrase_embeddings its model only when the option is on (the embeddings extra).
+    # paperhouse.engines.spark imports pyspark only when the Spark engine runs (the spark extra), and
+    # paperhouse.nlp.keyphrases.embeddings its model only when the option is on (the embeddings extra).
     missing = {
         module: names
         for folder, allowed in (

@@ -2,7 +2,7 @@ import codecs
 
 import pytest
 
-from paperhouse.encoding import DecodedText, UndecodableFile, decode
+from paperhouse.ingest.encoding import DecodedText, UndecodableFile, decode
 
 TEXT = "ICLR 2026 Papers\n\nWe study “naïve” fine‑tuning of LLMs — café résumé.\n"
 CHINESE = "ICLR 2026 论文列表\n\n我们提出了一种新的大型语言模型推理方法，并在多个基准上验证其有效性。\n"

@@ -10,7 +10,8 @@ import pytest
 from orchestration.warm_dbt.project import build_args, flag_value
 from paperhouse import engines
 from paperhouse.cli import build_parser
-from paperhouse.spark.handover import (
+from paperhouse.engines.local import LocalCompute
+from paperhouse.engines.spark.handover import (
     drop_parquet_views,
     export_raw_tables,
     import_marts,
@@ -19,12 +20,13 @@ from paperhouse.spark.handover import (
     raw_table_folder,
     view_parquet_tables,
 )
+from paperhouse.settings import variable
 
 
 def test_engine_comes_from_the_argument_then_the_environment_then_the_default(monkeypatch):
-    monkeypatch.delenv(engines.ENGINE_ENV, raising=False)
+    monkeypatch.delenv(variable("engine"), raising=False)
     assert engines.selected_engine() == "duckdb"
-    monkeypatch.setenv(engines.ENGINE_ENV, "Spark")
+    monkeypatch.setenv(variable("engine"), "Spark")
     assert engines.selected_engine() == "spark"
     assert engines.selected_engine("duckdb") == "duckdb"
     with pytest.raises(ValueError, match="expected one of duckdb, spark"):
@@ -32,16 +34,16 @@ def test_engine_comes_from_the_argument_then_the_environment_then_the_default(mo
 
 
 def test_spark_warehouse_folder_is_configurable(monkeypatch, tmp_path):
-    monkeypatch.delenv(engines.SPARK_WAREHOUSE_ENV, raising=False)
+    monkeypatch.delenv(variable("spark_warehouse"), raising=False)
     warehouse = tmp_path / "data" / "paperhouse.duckdb"
     assert engines.spark_warehouse_dir(warehouse) == tmp_path / "data" / "spark-warehouse"
-    monkeypatch.setenv(engines.SPARK_WAREHOUSE_ENV, str(tmp_path / "elsewhere"))
+    monkeypatch.setenv(variable("spark_warehouse"), str(tmp_path / "elsewhere"))
     assert engines.spark_warehouse_dir(warehouse) == tmp_path / "elsewhere"
     assert engines.spark_warehouse_dir(warehouse, tmp_path / "given") == tmp_path / "given"
 
 
 def test_each_engine_builds_its_own_dbt_target():
-    duckdb_args = build_args("/w/paperhouse.duckdb", target=engines.LocalCompute.dbt_target)
+    duckdb_args = build_args("/w/paperhouse.duckdb", target=LocalCompute.dbt_target)
     # The default target is left to the profile, so a warm dbt's parse (made without one) serves it.
     assert flag_value(duckdb_args, "--target") is None
     spark_args = build_args("/w/paperhouse.duckdb", target=engines.DBT_TARGETS["spark"])
@@ -50,8 +52,9 @@ def test_each_engine_builds_its_own_dbt_target():
 
 
 def test_the_spark_master_reaches_dbt_as_a_variable_of_its_command_not_the_environment(monkeypatch, tmp_path):
-    from paperhouse.spark.compute import SparkCompute
-    from paperhouse.spark.session import MASTER_VARIABLE
+    from paperhouse.engines.spark.compute import SparkCompute
+
+    MASTER_VARIABLE = variable("spark_master")
 
     monkeypatch.delenv(MASTER_VARIABLE, raising=False)
     assert SparkCompute(tmp_path).dbt_vars["spark_master"] == "local[2]"
@@ -132,18 +135,19 @@ def test_a_mart_that_breaks_its_contract_is_refused(tmp_path):
         import_marts(build, Path(tmp_path), {"marts.counts": {"label": "VARCHAR NOT NULL"}})
 
 
-def test_a_run_s_engine_setting_is_the_environment_of_its_execution_only(monkeypatch):
+def test_a_run_s_engine_setting_reaches_dbt_as_arguments_and_leaves_the_environment_alone(monkeypatch, tmp_path):
     from dagster import build_resources
 
     from orchestration.engine import EngineResource
 
-    monkeypatch.delenv(engines.ENGINE_ENV, raising=False)
-    with build_resources({"engine": EngineResource(name="spark")}):
-        # The dbt step's process reads it from here.
-        assert os.environ[engines.ENGINE_ENV] == "spark"
-    # A process that executed a run in place (a test, a code server) goes on with its own engine.
-    assert engines.ENGINE_ENV not in os.environ
-    monkeypatch.setenv(engines.ENGINE_ENV, "duckdb")
-    with build_resources({"engine": EngineResource(name="spark")}):
-        assert os.environ[engines.ENGINE_ENV] == "spark"
-    assert os.environ[engines.ENGINE_ENV] == "duckdb"
+    monkeypatch.setenv(variable("engine"), "duckdb")
+    before = dict(os.environ)
+    with build_resources({"engine": EngineResource(name="spark")}) as resources:
+        assert resources.engine.selected == "spark"
+        compute = resources.engine.compute(tmp_path / "paperhouse.duckdb")
+        # The dbt step builds the engine's own target, with its warehouse as a variable.
+        args = build_args(tmp_path / "paperhouse.duckdb", target=compute.dbt_target, variables=compute.dbt_vars)
+        assert flag_value(args, "--target") == "spark"
+        assert str(tmp_path / "spark-warehouse") in flag_value(args, "--vars")
+        assert dict(os.environ) == before
+    assert dict(os.environ) == before

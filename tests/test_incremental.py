@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 from corpus import SEEDS, seed_abstracts
 
-from paperhouse import parse_cache
-from paperhouse.ingest import AcceptanceRules
-from paperhouse.parse_cache import read_records
-from paperhouse.warehouse import ROW_GROUP_ROWS, connect
+from paperhouse.ingest import parse_cache
+from paperhouse.ingest.parse_cache import read_records
+from paperhouse.ingest.reading import AcceptanceRules
+from paperhouse.warehouse.database import ROW_GROUP_ROWS, connect
 
 ABSTRACTS = seed_abstracts()
 
@@ -48,7 +48,7 @@ def test_unchanged_files_are_hashed_not_parsed_and_give_the_same_records(folder,
     first = ingest(database=database, folder=folder)
     assert set(statuses(first).values()) == {"parsed"}
 
-    import paperhouse.ingest as ingest_module
+    import paperhouse.ingest.reading as ingest_module
 
     parsed = []
     real_decode = ingest_module.decode_content
@@ -91,7 +91,7 @@ def test_renamed_and_copied_files_cost_no_parse(folder, tmp_path):
 
 
 def test_one_content_in_two_new_files_is_parsed_once(tmp_path, monkeypatch):
-    import paperhouse.ingest as ingest_module
+    import paperhouse.ingest.reading as ingest_module
 
     folder = tmp_path / "seeds"
     folder.mkdir()

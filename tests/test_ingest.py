@@ -7,10 +7,10 @@ import polars as pl
 import pytest
 from corpus import SEEDS, awkward_texts
 
-import paperhouse.ingest as ingest_module
-from paperhouse.ingest import AcceptanceRules, DecodedContent, parse_contents, parse_header
-from paperhouse.normalize import clean_text
-from paperhouse.parse_cache import read_records
+import paperhouse.ingest.reading as ingest_module
+from paperhouse.ingest.normalize import clean_text
+from paperhouse.ingest.parse_cache import read_records
+from paperhouse.ingest.reading import AcceptanceRules, DecodedContent, parse_contents, parse_header
 
 ABSTRACT = (
     "Large language models are increasingly used as general problem solvers, yet their reasoning "
@@ -210,8 +210,8 @@ def test_text_without_entities_tags_or_control_bytes_is_only_cleaned():
 def test_a_cache_from_before_repairs_is_parsed_again(tmp_path):
     """A cache whose columns are not today's (built before ``repairs``) is not trusted, whatever
     its parser version says."""
-    from paperhouse import parse_cache
-    from paperhouse.warehouse import connect
+    from paperhouse.ingest import parse_cache
+    from paperhouse.warehouse.database import connect
 
     folder = tmp_path / "seeds"
     folder.mkdir()

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from dagster import AssetCheckResult, DagsterEventType, DagsterInstance, asset, asset_check, materialize
 
-from paperhouse.settings import PROJECT_ROOT
+from paperhouse.settings import DAGSTER_YAML
 
 CHECKS = 5
 
@@ -37,7 +37,7 @@ def home(tmp_path, monkeypatch):
     """A Dagster home configured by the project's dagster.yaml, as `make` sets one up."""
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").symlink_to(PROJECT_ROOT / "dagster.yaml")
+    (home / "dagster.yaml").symlink_to(DAGSTER_YAML)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     return home
 
@@ -45,7 +45,7 @@ def home(tmp_path, monkeypatch):
 def test_the_instance_is_configured_by_public_settings_only():
     """No storage, launcher or coordinator is named by its Python class (`module:` / `class:`), as
     one of Dagster's internal classes or a subclass of one would be."""
-    config = yaml.safe_load((PROJECT_ROOT / "dagster.yaml").read_text(encoding="utf-8"))
+    config = yaml.safe_load(DAGSTER_YAML.read_text(encoding="utf-8"))
     assert not [key for key, value in config.items() if isinstance(value, dict) and "module" in value]
 
 

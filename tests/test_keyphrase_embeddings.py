@@ -12,11 +12,18 @@ import polars as pl
 import pytest
 from corpus import SEEDS
 
-from paperhouse import keyphrase_embeddings
-from paperhouse.keyphrase_embeddings import cosines, minilm, rank_by_embeddings, redundant
-from paperhouse.keyphrases import KEYPHRASE_SCHEMA, best_terms
-from paperhouse.noun_phrases import own_noun_phrases, phrase_keys, phrase_runs, runs_by_paper, term_keys, wholeness
-from paperhouse.stems import stem_key
+from paperhouse.nlp.keyphrases import embeddings as keyphrase_embeddings
+from paperhouse.nlp.keyphrases.embeddings import cosines, minilm, rank_by_embeddings, redundant
+from paperhouse.nlp.keyphrases.noun_phrases import (
+    own_noun_phrases,
+    phrase_keys,
+    phrase_runs,
+    runs_by_paper,
+    term_keys,
+    wholeness,
+)
+from paperhouse.nlp.keyphrases.ranking import KEYPHRASE_SCHEMA, best_terms
+from paperhouse.nlp.stems import stem_key
 
 WEIGHT_ORDER = """
     select paper_id, term, weight, rank,

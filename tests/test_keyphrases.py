@@ -4,9 +4,9 @@ abstract, by as much as the list's papers share their phrases."""
 import polars as pl
 import pytest
 
-from paperhouse import term_weights
-from paperhouse.normalize import clean_text
-from paperhouse.terms import index_terms, phrase_recurrence, verb_lemmas, verb_uses
+from paperhouse.ingest.normalize import clean_text
+from paperhouse.nlp.terms import weights as term_weights
+from paperhouse.nlp.terms.extraction import index_terms, phrase_recurrence, verb_lemmas, verb_uses
 
 
 def papers(texts: list[str]) -> pl.DataFrame:

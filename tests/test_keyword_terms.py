@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 from corpus import SEEDS
 
-from paperhouse.keyword_terms import KEYWORD_TERM_SCHEMA, keyword_terms
-from paperhouse.terms import index_terms
-from paperhouse.warehouse import connect
+from paperhouse.nlp.terms.extraction import index_terms
+from paperhouse.nlp.terms.keywords import KEYWORD_TERM_SCHEMA, keyword_terms
+from paperhouse.warehouse.database import connect
 
 GAN_DEFINED = (
     "Generative adversarial networks (GANs) synthesise realistic images, but their training is unstable. "

@@ -11,13 +11,13 @@ import time
 import pytest
 from corpus import SEEDS
 
-from paperhouse import locking
 from paperhouse.settings import resolve_paths
+from paperhouse.warehouse import locking
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from paperhouse import locking
+from paperhouse.warehouse import locking
 lease = locking.acquire(Path(sys.argv[1]), command="test holder")
 print("held", flush=True)
 if sys.argv[2] == "die":
@@ -113,7 +113,7 @@ def test_the_lock_is_reentrant_within_a_process_and_exclusive_across_processes(t
     probe = [
         sys.executable,
         "-c",
-        "import sys; from pathlib import Path; from paperhouse import locking;"
+        "import sys; from pathlib import Path; from paperhouse.warehouse import locking;"
         "locking.acquire(Path(sys.argv[1]), timeout=0)",
         str(lock),
     ]

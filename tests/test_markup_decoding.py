@@ -16,16 +16,16 @@ from corpus import seed_abstracts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperhouse.dedup import assign_papers
-from paperhouse.judging import repair_paragraphs
-from paperhouse.keyword_terms import keyword_terms
-from paperhouse.names import extract_method_names
-from paperhouse.normalize import WORD_PATTERN, normalized_text, repair_text
-from paperhouse.parse_cache import read_records
-from paperhouse.structured_inputs import _item_lists, split_items
-from paperhouse.table_reading import ROW
-from paperhouse.term_words import MARKUP_WORDS
-from paperhouse.terms import index_terms
+from paperhouse.dedup.papers import assign_papers
+from paperhouse.ingest.judging import repair_paragraphs
+from paperhouse.ingest.normalize import WORD_PATTERN, normalized_text, repair_text
+from paperhouse.ingest.parse_cache import read_records
+from paperhouse.ingest.structured_inputs import _item_lists, split_items
+from paperhouse.ingest.table_reading import ROW
+from paperhouse.nlp.names import extract_method_names
+from paperhouse.nlp.terms.extraction import index_terms
+from paperhouse.nlp.terms.keywords import keyword_terms
+from paperhouse.nlp.terms.words import MARKUP_WORDS
 
 # Real words, none of them an entity's or a tag's name.
 WORDS = [

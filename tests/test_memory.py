@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from paperhouse.warehouse import MEMORY_LIMIT, connect
+from paperhouse.warehouse.database import MEMORY_LIMIT, connect
 
 # Each measurement runs in a fresh process, whose resident memory is its own. Pages freed go back
 # to the system a while later (jemalloc's background thread): a measurement of that waits for it,
@@ -64,7 +64,7 @@ def test_duckdb_connections_and_dbt_keep_their_cache_to_the_limit(tmp_path: Path
 _SORT_PAST_THE_LIMIT = """
 import hashlib, sys
 from pathlib import Path
-from paperhouse.warehouse import READER_CONFIG, connect
+from paperhouse.warehouse.database import READER_CONFIG, connect
 # A reader as `paperhouse query` opens one, with a memory limit the sort must spill past.
 with connect(Path(sys.argv[1]), read_only=True, config=READER_CONFIG | {"memory_limit": "100MB"}) as con:
     spills_to = con.execute("select current_setting('temp_directory')").fetchone()[0]
@@ -111,7 +111,7 @@ import os, sys
 # would have to wait for): what is measured after the drop is what is alive, at once.
 os.environ["_RJEM_MALLOC_CONF"] = "dirty_decay_ms:0,muzzy_decay_ms:0"
 import duckdb
-from paperhouse.warehouse import read_frame
+from paperhouse.warehouse.database import read_frame
 con = duckdb.connect()
 sql = ("select 'file ' || (i % 7) as source_file, i as record_no, repeat('lorem ipsum ', 80) || i as text"
        " from range(600000) t(i)")
@@ -136,8 +136,10 @@ _INGEST_A_FOLDER = """
 import sys
 from pathlib import Path
 import paperhouse
-from paperhouse import ingest, parse_cache, warehouse
-from paperhouse.warehouse import connect
+from paperhouse.ingest import reading as ingest
+from paperhouse.ingest import parse_cache
+from paperhouse.warehouse import database as warehouse
+from paperhouse.warehouse.database import connect
 # Small row groups, appends and parse batches: the folder is 30 appends.
 warehouse.ROW_GROUP_ROWS = parse_cache.ROW_GROUP_ROWS = 4_096
 parse_cache.APPEND_ROWS, ingest._BATCH_BYTES = 8_192, 1 << 20
@@ -181,7 +183,7 @@ import threading, time
 import numpy as np
 import polars as pl
 import paperhouse
-from paperhouse import term_weights
+from paperhouse.nlp.terms import weights as term_weights
 # Counts of 200,000 papers, each with 40 distinct terms of 40,000 (two-word ones, so each ends its
 # phrases): each paper's best 30 rows, and 30 entries of the matrix.
 n_papers, per_paper, n_terms = 200_000, 40, 40_000

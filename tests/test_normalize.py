@@ -7,7 +7,7 @@ import pytest
 from corpus import awkward_texts, seed_abstracts
 from polars.testing import assert_series_equal
 
-from paperhouse.normalize import (
+from paperhouse.ingest.normalize import (
     CONTROL_CHARACTERS,
     ENTITY_CANDIDATE,
     NFKC_STABLE,
@@ -153,7 +153,7 @@ def test_stray_controls_go_separators_become_spaces_and_whitespace_stays():
 
 @pytest.mark.parametrize("repair", [strip_controls, decode_entities, strip_tags])
 def test_repairs_only_where_a_quick_scan_says_equal_repairs_everywhere(repair):
-    """Each repair runs only on the rows its scan picks (what ``paperhouse.ingest`` does): the rows
+    """Each repair runs only on the rows its scan picks (what ``paperhouse.ingest.reading`` does): the rows
     it skips would not have changed."""
     scans = {
         strip_controls: pl.col("text").str.contains(CONTROL_CHARACTERS),

@@ -9,9 +9,9 @@ import hashlib
 import json
 from pathlib import Path
 
-import paperhouse.ingest as ingest
-from paperhouse.ingest import PARSER_REVISION, PARSING_MODULES, parser_version
-from paperhouse.judging import AcceptanceRules
+import paperhouse.ingest.reading as ingest
+from paperhouse.ingest.judging import AcceptanceRules
+from paperhouse.ingest.reading import PARSER_REVISION, PARSING_MODULES, parser_version
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "parser_revision.json"
 
@@ -28,7 +28,7 @@ def test_parsing_sources_change_only_with_a_new_revision():
     current = sources_fingerprint()
     if current != recorded["sources_sha256"]:
         assert recorded["revision"] != PARSER_REVISION, (
-            "The parsing modules changed: raise PARSER_REVISION in src/paperhouse/ingest.py, then run "
+            "The parsing modules changed: raise PARSER_REVISION in src/paperhouse/ingest/reading.py, then run "
             "`python tests/test_parser_revision.py` to record the new fingerprint."
         )
         raise AssertionError("PARSER_REVISION was raised: record it with `python tests/test_parser_revision.py`.")

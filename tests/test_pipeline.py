@@ -213,7 +213,7 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     """Copies in other encodings, revisions, and every kind of bad input, in one run."""
     import os
 
-    import paperhouse.ingest as ingest_module
+    import paperhouse.ingest.reading as ingest_module
     from orchestration.runner import run_all
     from paperhouse.settings import resolve_paths
 
@@ -362,7 +362,8 @@ def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monke
     """Corrupt the dedup output: its blocking check fails, nothing after it runs, nothing is published."""
     import polars as pl
 
-    from paperhouse import cli, dedup
+    from paperhouse import cli
+    from paperhouse.dedup import papers as dedup
 
     real_assign = dedup.assign_papers
     # The DuckDB engine's dedup step (paperhouse.engines.LocalCompute) calls it.
@@ -391,7 +392,8 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
 
     import polars as pl
 
-    from paperhouse import analysis, cli
+    from paperhouse import cli
+    from paperhouse.nlp import analysis
 
     real_index = analysis.index_words
 
@@ -426,7 +428,9 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
 def test_dedup_and_analysis_compute_with_the_build_database_closed(tmp_path, monkeypatch, capsys):
     """A connection left open keeps the blocks it read cached (1.1 GB for 10^6 texts) under the
     step's own memory; closed, another process can open the build database for writing."""
-    from paperhouse import analysis, cli, dedup
+    from paperhouse import cli
+    from paperhouse.dedup import papers as dedup
+    from paperhouse.nlp import analysis
 
     build = tmp_path / ".warehouse.duckdb.build" / "warehouse.duckdb"
     opens_elsewhere = []

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from paperhouse.publishing import publish_folder
+from paperhouse.warehouse.publishing import publish_folder
 
 
 def _writer(files: dict[str, str]):

@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from paperhouse import quality
-from paperhouse.expected_schemas import MART_YAMLS, mart_schemas
-from paperhouse.gx_validation import GX_DATA_SOURCE, frame_batches, great_expectations, validate_frame
-from paperhouse.quality import SuiteWorker, _pandas_frame, validate_suite
+from paperhouse.quality import validation as quality
+from paperhouse.quality.expected_schemas import MART_YAMLS, mart_schemas
+from paperhouse.quality.gx import GX_DATA_SOURCE, frame_batches, great_expectations, validate_frame
+from paperhouse.quality.suites import SUITES_BY_NAME, Suite
+from paperhouse.quality.validation import SuiteWorker, _pandas_frame, validate_suite
 from paperhouse.settings import DBT_PROJECT_DIR
-from paperhouse.suites import SUITES_BY_NAME, Suite
 
 
 @pytest.fixture
@@ -223,7 +223,7 @@ def test_the_suite_worker_reports_what_validating_here_reports_and_keeps_no_lock
 def test_the_suite_worker_of_a_killed_run_lets_go_of_its_output_and_exits():
     started = (
         "import time\n"
-        "from paperhouse.quality import SuiteWorker\n"
+        "from paperhouse.quality.validation import SuiteWorker\n"
         "print(SuiteWorker().pid, flush=True)\n"
         "time.sleep(300)\n"
     )

@@ -1,11 +1,13 @@
 """The real-data evaluation: its metrics on cases worked by hand, and the halves of the real lists,
 read in place from ../shared/realdata."""
 
+from pathlib import Path
+
 import polars as pl
 
-from paperhouse import real_data
-from paperhouse.real_evaluation import EMBEDDINGS, targets_met, topics_grow
-from paperhouse.real_measures import (
+from paperhouse.evaluation import real_data
+from paperhouse.evaluation.real_lists import EMBEDDINGS, targets_met, topics_grow
+from paperhouse.evaluation.real_measures import (
     document_ngrams,
     keyphrase_scores,
     near_copies,
@@ -13,7 +15,7 @@ from paperhouse.real_measures import (
     shared_keyword_share,
     topic_npmi,
 )
-from paperhouse.stems import stem_key
+from paperhouse.nlp.stems import stem_key
 
 
 def test_phrases_match_porter_stemmed_as_a_whole():
@@ -81,7 +83,7 @@ def test_halves_split_each_list_in_place_and_keep_every_label(tmp_path):
     assert written[0] == "ICLR 2021 Papers"
     first = tune.labels.filter(source_file="iclr_2021.txt", record_no=3).row(0, named=True)
     assert written[3].strip() == first["text"] and first["original_record_no"] == 5
-    assert not any(p.is_relative_to(real_data.PROJECT_ROOT) for p in (tune.folder, report.folder))
+    assert not any(p.is_relative_to(Path.cwd()) for p in (tune.folder, report.folder))
 
 
 def test_topics_grow_when_both_halves_hold_more_topics_than_either():

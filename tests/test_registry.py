@@ -5,10 +5,10 @@ from datetime import UTC, datetime
 import polars as pl
 from corpus import seed_abstracts
 
-from paperhouse import registry
-from paperhouse.dedup import assign_papers, paper_id_for, text_hash
-from paperhouse.ingest import AcceptanceRules, judge_records
-from paperhouse.warehouse import connect
+from paperhouse.dedup import registry
+from paperhouse.dedup.papers import assign_papers, paper_id_for, text_hash
+from paperhouse.ingest.reading import AcceptanceRules, judge_records
+from paperhouse.warehouse.database import connect
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 ABSTRACTS = seed_abstracts()

@@ -36,7 +36,7 @@ import polars as pl
 import pytest
 from corpus import REPO, SEEDS, seed_abstracts
 
-from paperhouse.parse_cache import read_records
+from paperhouse.ingest.parse_cache import read_records
 
 ABSTRACTS = seed_abstracts()
 # A paper no bundled list holds; its two overlapping halves stay two papers until it arrives whole.
@@ -517,7 +517,7 @@ def test_publish_killed_mid_copy_or_before_the_swap_leaves_the_warehouse_whole(t
         )
     before = mart_fingerprint(warehouse)
     program = (
-        "import sys; from pathlib import Path; from paperhouse.publishing import publish; "
+        "import sys; from pathlib import Path; from paperhouse.warehouse.publishing import publish; "
         "publish(Path(sys.argv[1]), Path(sys.argv[2]))"
     )
     staging = warehouse.with_name(f".{warehouse.name}.publishing")

@@ -22,9 +22,9 @@ import polars as pl
 import pytest
 from hypothesis import given, settings, strategies
 
-from paperhouse import real_data
-from paperhouse.row_recovery import REALIGNED, Token, read_rows, realign
-from paperhouse.table_reading import PROBLEM, REPAIR, ROW, UnparsableFile, read_table
+from paperhouse.evaluation import real_data
+from paperhouse.ingest.row_recovery import REALIGNED, Token, read_rows, realign
+from paperhouse.ingest.table_reading import PROBLEM, REPAIR, ROW, UnparsableFile, read_table
 
 REALDATA = real_data.realdata_dir()
 CONFERENCES = REALDATA / "conferences"

@@ -21,7 +21,7 @@ SQL_IDENTIFIERS = {
     "column_declarations",
 }
 SQL_CONSTANTS = {"ROW_GROUP_ROWS", "MARTS_SCHEMA"}  # module constants, never data
-# Escaped by paperhouse.warehouse, where DuckDB takes no parameters (ATTACH, USE, COPY TO).
+# Escaped by paperhouse.warehouse.database, where DuckDB takes no parameters (ATTACH, USE, COPY TO).
 ESCAPED = re.compile(r"^sql_(literal|identifier)\(")
 
 

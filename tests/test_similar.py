@@ -8,12 +8,13 @@ from corpus import seed_abstracts
 from scipy.sparse import csr_matrix
 from scipy.sparse import random as sparse_random
 
-from paperhouse import real_data, similar
-from paperhouse.normalize import clean_text
-from paperhouse.real_evaluation import tfidf_neighbours
-from paperhouse.real_measures import keyword_keys, shared_keyword_share
-from paperhouse.similar import SIMILAR_SCHEMA, profiles, search_recall, similar_papers
-from paperhouse.terms import TermWeights, index_terms
+from paperhouse.evaluation import real_data
+from paperhouse.evaluation.real_lists import tfidf_neighbours
+from paperhouse.evaluation.real_measures import keyword_keys, shared_keyword_share
+from paperhouse.ingest.normalize import clean_text
+from paperhouse.nlp import similar
+from paperhouse.nlp.similar import SIMILAR_SCHEMA, profiles, search_recall, similar_papers
+from paperhouse.nlp.terms.extraction import TermWeights, index_terms
 
 
 def papers(texts: list[str]) -> pl.DataFrame:

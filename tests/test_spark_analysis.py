@@ -1,4 +1,4 @@
-"""The corpus step on Spark (``paperhouse.spark.analysis``) against ``analyse`` on one machine, on
+"""The corpus step on Spark (``paperhouse.engines.spark.analysis``) against ``analyse`` on one machine, on
 the bundled seeds and on a 10k synthetic corpus.
 
 Exact: the terms (with ``doc_freq``, ``idf``, kinds), the aliases, each paper's ranked terms and
@@ -25,13 +25,13 @@ import pytest
 from corpus import seed_abstracts
 from polars.testing import assert_frame_equal
 
-from paperhouse import real_data
-from paperhouse.analysis import analyse
-from paperhouse.names import NAME_SCHEMA, extract_method_names, introduced_names
-from paperhouse.normalize import clean_text
-from paperhouse.similar import SIMILAR_SCHEMA
-from paperhouse.synth import generate
-from paperhouse.terms import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms
+from paperhouse.evaluation import real_data
+from paperhouse.evaluation.synth import generate
+from paperhouse.ingest.normalize import clean_text
+from paperhouse.nlp.analysis import analyse
+from paperhouse.nlp.names import NAME_SCHEMA, extract_method_names, introduced_names
+from paperhouse.nlp.similar import SIMILAR_SCHEMA
+from paperhouse.nlp.terms.extraction import ALIAS_SCHEMA, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms
 
 pytestmark = pytest.mark.spark
 
@@ -53,7 +53,7 @@ def corpus(texts: list[str]) -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def spark():
-    from paperhouse.spark.session import spark_session
+    from paperhouse.engines.spark.session import spark_session
 
     session = spark_session("local[2]", shuffle_partitions=4)
     yield session
@@ -61,7 +61,7 @@ def spark():
 
 
 def both_engines(spark, papers: pl.DataFrame):
-    from paperhouse.spark.analysis import analyse_on_spark
+    from paperhouse.engines.spark.analysis import analyse_on_spark
 
     # Four partitions whatever the corpus's size: every partition holds papers of several lists.
     frame = spark.createDataFrame(papers.to_arrow()).repartition(4)
@@ -123,7 +123,7 @@ def test_the_weight_matrix_holds_the_same_entries(engines):
 
 
 def test_topics_are_the_same_up_to_their_tolerance(engines):
-    from paperhouse.spark.topics import to_topic_model
+    from paperhouse.engines.spark.topics import to_topic_model
 
     single, on_spark = engines
     expected, found = single.model, to_topic_model(on_spark.model)
@@ -172,8 +172,8 @@ def test_similar_papers_are_the_same(engines):
 
 
 def test_past_the_exact_search_the_cells_find_the_neighbours_one_machine_finds(spark, synthetic, monkeypatch):
-    from paperhouse import similar
-    from paperhouse.spark import similar as similar_on_spark
+    from paperhouse.engines.spark import similar as similar_on_spark
+    from paperhouse.nlp import similar
 
     # The search's limits lowered to fit the 10k corpus: cells of 1,000 papers past 2,000, the
     # LSA model and cells fitted on 3,000 of them (by default: 2,000 past 20,000, on 20,000).
@@ -195,7 +195,7 @@ def test_past_the_exact_search_the_cells_find_the_neighbours_one_machine_finds(s
 
 @pytest.mark.parametrize("size", [76, 10_000])
 def test_method_names_are_the_same(spark, size):
-    from paperhouse.spark.names import method_names_on_spark
+    from paperhouse.engines.spark.names import method_names_on_spark
 
     texts = seed_abstracts() if size == 76 else [text for text, _, _ in generate(seed_abstracts(), size)]
     papers = corpus(texts)
@@ -209,7 +209,7 @@ def test_method_names_are_the_same(spark, size):
 
 @pytest.mark.skipif(not real_data.available(), reason="the real lists are missing (PAPERHOUSE_REALDATA)")
 def test_on_the_real_conference_lists_the_terms_are_the_same(spark, tmp_path):
-    from paperhouse.spark.term_index import index_terms_on_spark
+    from paperhouse.engines.spark.term_index import index_terms_on_spark
 
     # Real abstracts define and reuse acronyms, and spell terms several ways: the votes and merges.
     papers = corpus(real_data.write_half("conferences", "tune", tmp_path).labels["text"].to_list())
@@ -232,8 +232,8 @@ def test_on_the_real_conference_lists_the_terms_are_the_same(spark, tmp_path):
     ],
 )
 def test_a_corpus_of_a_few_papers_or_of_no_terms_gives_what_analyse_gives(spark, texts):
-    from paperhouse.spark.analysis import analyse_on_spark
-    from paperhouse.spark.topics import to_topic_model
+    from paperhouse.engines.spark.analysis import analyse_on_spark
+    from paperhouse.engines.spark.topics import to_topic_model
 
     papers = pl.DataFrame({"paper_id": [f"p{i}" for i in range(len(texts))], "text": texts})
     expected = analyse(papers.clone())

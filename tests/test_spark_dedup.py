@@ -17,15 +17,15 @@ from polars.testing import assert_frame_equal
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components as scipy_components
 
-from paperhouse import real_data, synth
-from paperhouse.dedup import ASSIGNMENT_SCHEMA, assign_papers
-from paperhouse.dedup_params import DedupParams
-from paperhouse.normalize import clean_text, joined_words, normalized_text
-from paperhouse.parse_cache import read_records
-from paperhouse.spark.components import connected_components
-from paperhouse.spark.dedup import assign_papers_on_spark, numbered_texts
-from paperhouse.spark.session import spark_session
-from paperhouse.variants import VARIANTS
+from paperhouse.dedup.papers import ASSIGNMENT_SCHEMA, assign_papers
+from paperhouse.dedup.params import DedupParams
+from paperhouse.engines.spark.components import connected_components
+from paperhouse.engines.spark.dedup import assign_papers_on_spark, numbered_texts
+from paperhouse.engines.spark.session import spark_session
+from paperhouse.evaluation import real_data, synth
+from paperhouse.evaluation.variants import VARIANTS
+from paperhouse.ingest.normalize import clean_text, joined_words, normalized_text
+from paperhouse.ingest.parse_cache import read_records
 
 pytestmark = pytest.mark.spark
 

@@ -14,9 +14,8 @@ import pytest
 from corpus import SEEDS
 
 from orchestration.runner import run_all
-from paperhouse import real_data
-from paperhouse.engines import SPARK_WAREHOUSE_ENV
-from paperhouse.settings import resolve_paths
+from paperhouse.evaluation import real_data
+from paperhouse.settings import resolve_paths, variable
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -52,7 +51,7 @@ def _rows(con: duckdb.DuckDBPyConnection, table: str, columns: list[str] | None)
 def _build(folder: Path, seeds: Path, engine: str, **environment: str) -> Path:
     warehouse = folder / engine / "paperhouse.duckdb"
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv(SPARK_WAREHOUSE_ENV, str(folder / engine / "spark-warehouse"))
+        monkeypatch.setenv(variable("spark_warehouse"), str(folder / engine / "spark-warehouse"))
         for name, value in environment.items():
             monkeypatch.setenv(name, value)
         outcome = run_all(resolve_paths(seeds, warehouse), engine=engine)
@@ -137,5 +136,5 @@ def test_a_local_cluster_spreads_the_stages_over_its_executors(seeds_builds, tmp
 def test_both_engines_agree_on_the_dev_lists(tmp_path):
     lists = real_data.realdata_dir() / "conferences" / "inputs"
     if not lists.is_dir():
-        pytest.skip(f"no real data at {lists} (set {real_data.REALDATA_ENV})")
+        pytest.skip(f"no real data at {lists} (set {variable('realdata')})")
     _compare(_build(tmp_path, lists, "duckdb"), _build(tmp_path, lists, "spark"))

@@ -1,4 +1,4 @@
-"""Ingest on Spark (``paperhouse.spark.ingest``) gives exactly the rows of the DuckDB engine's ingest:
+"""Ingest on Spark (``paperhouse.engines.spark.ingest``) gives exactly the rows of the DuckDB engine's ingest:
 ``raw.source_records`` column for column (reasons, repairs, venue, year, provenance, encoding,
 hash, record_no) and ``raw.seed_files``, on the bundled seeds, on a folder of bad inputs, on
 structured inputs with a sidecar and a companion table, and on the real lists (with
@@ -18,18 +18,19 @@ import pytest
 from corpus import HOSTILE_NAMES, SEEDS, awkward_texts, seed_abstracts
 from polars.testing import assert_frame_equal
 
-from paperhouse import parse_cache, real_data
-from paperhouse.ingest import PARSED_RECORD_SCHEMA, SEED_FILE_SCHEMA, SOURCE_RECORD_SCHEMA, parser_version
-from paperhouse.spark.frames import to_polars
-from paperhouse.spark.ingest import (
+from paperhouse.engines.spark.frames import to_polars
+from paperhouse.engines.spark.ingest import (
     parse_cache_folder,
     read_folder_on_spark,
     read_parse_cache,
     write_parse_cache,
     write_raw_table,
 )
-from paperhouse.spark.session import spark_session
-from paperhouse.warehouse import connect
+from paperhouse.engines.spark.session import spark_session
+from paperhouse.evaluation import real_data
+from paperhouse.ingest import parse_cache
+from paperhouse.ingest.reading import PARSED_RECORD_SCHEMA, SEED_FILE_SCHEMA, SOURCE_RECORD_SCHEMA, parser_version
+from paperhouse.warehouse.database import connect
 
 pytestmark = pytest.mark.spark
 

@@ -16,14 +16,14 @@ import duckdb
 import pytest
 from corpus import SEEDS
 
-from paperhouse import quality
-from paperhouse.expected_schemas import expected_schema, mart_schemas
-from paperhouse.gx_validation import GX_DATA_SOURCE, great_expectations
-from paperhouse.quality import validate_suite
-from paperhouse.spark.session import spark_session
-from paperhouse.spark.tables import duckdb_type_name, read_table, table_location, warehouse_sql
-from paperhouse.spark.validation import NOT_NULL, declared_types, validate_suite_on_spark
-from paperhouse.suites import SUITES_BY_NAME
+from paperhouse.engines.spark.session import spark_session
+from paperhouse.engines.spark.tables import duckdb_type_name, read_table, table_location, warehouse_sql
+from paperhouse.engines.spark.validation import NOT_NULL, declared_types, validate_suite_on_spark
+from paperhouse.quality import validation as quality
+from paperhouse.quality.expected_schemas import expected_schema, mart_schemas
+from paperhouse.quality.gx import GX_DATA_SOURCE, great_expectations
+from paperhouse.quality.suites import SUITES_BY_NAME
+from paperhouse.quality.validation import validate_suite
 
 pytestmark = pytest.mark.spark
 

@@ -1,4 +1,4 @@
-"""The paper-id registry's naming on Spark (``paperhouse.spark.registry``) gives what
+"""The paper-id registry's naming on Spark (``paperhouse.engines.spark.registry``) gives what
 ``registry.resolve`` gives: run after run, the same ids, registry entries and counts, through
 first runs, merges, splits, contested ids and minted ids that are taken.
 
@@ -12,8 +12,8 @@ import pytest
 from polars.testing import assert_frame_equal
 from test_registry import NOW, _texts_with_ids_in_order, groups_frame
 
-from paperhouse import registry
-from paperhouse.dedup import ASSIGNMENT_SCHEMA, paper_id_for, text_hash
+from paperhouse.dedup import registry
+from paperhouse.dedup.papers import ASSIGNMENT_SCHEMA, paper_id_for, text_hash
 
 pytestmark = pytest.mark.spark
 
@@ -22,7 +22,7 @@ COUNTS = ("papers", "kept", "minted", "merged", "contested")
 
 @pytest.fixture(scope="module")
 def spark():
-    from paperhouse.spark.session import spark_session
+    from paperhouse.engines.spark.session import spark_session
 
     session = spark_session("local[2]", shuffle_partitions=4)
     yield session
@@ -42,8 +42,8 @@ def assignments_of(groups: list[list[str]]) -> pl.DataFrame:
 def replay(spark, runs: list[list[list[str]]], table: pl.DataFrame | None = None) -> list[registry.Resolution]:
     """Each run resolved by both engines against the registry as the previous runs left it;
     asserts they agree and returns the single-machine resolutions."""
-    from paperhouse.spark.frames import from_polars
-    from paperhouse.spark.registry import resolve_on_spark
+    from paperhouse.engines.spark.frames import from_polars
+    from paperhouse.engines.spark.registry import resolve_on_spark
 
     table = pl.DataFrame(schema=registry.REGISTRY_SCHEMA) if table is None else table
     resolutions = []

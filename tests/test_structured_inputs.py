@@ -10,12 +10,13 @@ import polars as pl
 import pytest
 from corpus import SEEDS, seed_abstracts
 
-from paperhouse import parse_cache, real_data
-from paperhouse.dedup import assign_papers
-from paperhouse.input_files import name_venue_year
-from paperhouse.normalize import normalized_text
-from paperhouse.parse_cache import read_records
-from paperhouse.warehouse import connect
+from paperhouse.dedup.papers import assign_papers
+from paperhouse.evaluation import real_data
+from paperhouse.ingest import parse_cache
+from paperhouse.ingest.input_files import name_venue_year
+from paperhouse.ingest.normalize import normalized_text
+from paperhouse.ingest.parse_cache import read_records
+from paperhouse.warehouse.database import connect
 
 ABSTRACTS = seed_abstracts()
 RAW = real_data.realdata_dir() / "raw"
@@ -310,7 +311,7 @@ def test_a_ratings_file_beside_its_list_gives_each_paper_its_decision(tmp_path):
 
 
 def test_structured_files_are_parsed_again_only_when_they_or_what_they_depend_on_change(tmp_path, monkeypatch):
-    import paperhouse.ingest as ingest_module
+    import paperhouse.ingest.reading as ingest_module
 
     folder = tmp_path / "seeds"
     folder.mkdir()

@@ -5,9 +5,9 @@ import re
 from pathlib import Path
 
 from paperhouse.cli import main
-from paperhouse.parse_cache import read_abstracts
+from paperhouse.evaluation.variants import VARIANTS, sentences
+from paperhouse.ingest.parse_cache import read_abstracts
 from paperhouse.settings import BUNDLED_SEEDS
-from paperhouse.variants import VARIANTS, sentences
 
 
 def _words(text: str) -> set[str]:

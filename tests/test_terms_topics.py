@@ -11,19 +11,29 @@ import pytest
 from corpus import seed_abstracts
 from polars.testing import assert_frame_equal
 
-from paperhouse import analysis, ngram_counts, similar, term_weights, terms, topics
-from paperhouse import names as names_module
-from paperhouse.acronyms import POSSIBLE_DEFINITION, find_definitions
-from paperhouse.analysis import analyse
-from paperhouse.names import extract_method_names
-from paperhouse.normalize import clean_text
-from paperhouse.similar import SIMILAR_SCHEMA, search_recall, similar_papers
-from paperhouse.sklearn_setup import import_sklearn
-from paperhouse.term_evaluation import quality_report, score_at, targets_met
-from paperhouse.terms import MAX_SHARED_TERMS_PER_PAPER, PAPER_TERM_SCHEMA, TERM_SCHEMA, index_terms, singular
-from paperhouse.topic_sizes import max_topic_share
-from paperhouse.topic_terms import label
-from paperhouse.topics import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics
+from paperhouse.evaluation.gold_terms import quality_report, score_at, targets_met
+from paperhouse.ingest.normalize import clean_text
+from paperhouse.nlp import analysis, similar
+from paperhouse.nlp import names as names_module
+from paperhouse.nlp.analysis import analyse
+from paperhouse.nlp.names import extract_method_names
+from paperhouse.nlp.similar import SIMILAR_SCHEMA, search_recall, similar_papers
+from paperhouse.nlp.sklearn_setup import import_sklearn
+from paperhouse.nlp.terms import extraction as terms
+from paperhouse.nlp.terms import ngram_counts
+from paperhouse.nlp.terms import weights as term_weights
+from paperhouse.nlp.terms.acronyms import POSSIBLE_DEFINITION, find_definitions
+from paperhouse.nlp.terms.extraction import (
+    MAX_SHARED_TERMS_PER_PAPER,
+    PAPER_TERM_SCHEMA,
+    TERM_SCHEMA,
+    index_terms,
+    singular,
+)
+from paperhouse.nlp.topics import model as topics
+from paperhouse.nlp.topics.model import PAPER_TOPIC_SCHEMA, TOPIC_TERM_SCHEMA, fit_topics
+from paperhouse.nlp.topics.sizes import max_topic_share
+from paperhouse.nlp.topics.top_terms import label
 
 
 def papers(texts: list[str]) -> pl.DataFrame:
@@ -321,7 +331,7 @@ def test_the_runs_of_words_per_paper_own_their_rows():
 import gc, os
 os.environ["_RJEM_MALLOC_CONF"] = "dirty_decay_ms:0,muzzy_decay_ms:0"  # before Polars allocates
 import polars as pl
-from paperhouse import terms
+from paperhouse.nlp.terms import extraction as terms
 rss = lambda: int(open("/proc/self/statm").read().split()[1]) * 4096
 terms._PAPERS_PER_CHUNK = 2_000
 papers = pl.DataFrame({"text": ["alpha beta, gamma delta. " * 50] * 40_000}).with_row_index("paper_idx")
@@ -584,7 +594,7 @@ def test_scikit_learn_is_imported_once_the_names_are_found(monkeypatch):
 def test_the_neighbour_search_beside_the_topic_model_runs_on_one_openmp_thread(monkeypatch):
     from threadpoolctl import threadpool_info
 
-    from paperhouse import analysis
+    from paperhouse.nlp import analysis
 
     openmp_threads = []
 

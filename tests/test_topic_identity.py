@@ -14,15 +14,15 @@ import polars as pl
 import pytest
 from corpus import SEEDS, seed_abstracts
 
-from paperhouse import topic_ids
-from paperhouse.analysis import analyse
-from paperhouse.normalize import clean_text
-from paperhouse.real_measures import near_copies
-from paperhouse.terms import index_terms
-from paperhouse.topic_sizes import SizeTrial, candidate_sizes, choose, topic_count
-from paperhouse.topic_terms import label, near_copy, top_terms
-from paperhouse.topics import SUBTOPIC_LEVEL, TOPIC_LEVEL, fit_topics, sample_texts
-from paperhouse.warehouse import write_table
+from paperhouse.evaluation.real_measures import near_copies
+from paperhouse.ingest.normalize import clean_text
+from paperhouse.nlp.analysis import analyse
+from paperhouse.nlp.terms.extraction import index_terms
+from paperhouse.nlp.topics import ids as topic_ids
+from paperhouse.nlp.topics.model import SUBTOPIC_LEVEL, TOPIC_LEVEL, fit_topics, sample_texts
+from paperhouse.nlp.topics.sizes import SizeTrial, candidate_sizes, choose, topic_count
+from paperhouse.nlp.topics.top_terms import label, near_copy, top_terms
+from paperhouse.warehouse.database import write_table
 
 NEW_ABSTRACTS = [
     "Tabular foundation models promise zero-shot prediction on unseen tables, yet their attention over rows "

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
-from paperhouse.term_weights import TermWeights
-from paperhouse.topics import TOPIC_LEVEL, fit_topics
+from paperhouse.nlp.terms.weights import TermWeights
+from paperhouse.nlp.topics.model import TOPIC_LEVEL, fit_topics
 
 
 @st.composite

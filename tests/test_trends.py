@@ -22,7 +22,8 @@ import pytest
 from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from corpus import REPO, SEEDS
 
-from paperhouse import real_data, trend_charts
+from paperhouse.dashboard import trend_charts
+from paperhouse.evaluation import real_data
 
 ARTIFACTS = REPO / "test-artifacts" / "dashboard"
 REAL_LISTS = ("iclr_2021.txt", "neurips_2022.txt")

@@ -1,4 +1,4 @@
-"""paperhouse.workers: the worker process behind the Great Expectations and dbt workers."""
+"""paperhouse.common.workers: the worker process behind the Great Expectations and dbt workers."""
 
 import gc
 import logging
@@ -6,7 +6,7 @@ import logging.handlers
 import os
 from pathlib import Path
 
-from paperhouse.workers import WorkerProcess
+from paperhouse.common.workers import WorkerProcess
 
 
 def _buffered_log(path: str) -> None:

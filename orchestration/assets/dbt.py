@@ -10,7 +10,7 @@ from orchestration.dbt_resource import dbt_project
 from orchestration.engine import EngineResource
 from orchestration.resources import WarehouseResource
 from orchestration.warm_dbt.project import build_args
-from paperhouse.faults import failpoint
+from paperhouse.common.faults import failpoint
 
 _GROUPS = {"staging": "staging", "intermediate": "staging", "marts": "marts"}
 

@@ -7,9 +7,9 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse import registry
-from paperhouse.faults import failpoint
-from paperhouse.warehouse import write_table
+from paperhouse.common.faults import failpoint
+from paperhouse.dedup import registry
+from paperhouse.warehouse.database import write_table
 
 _ACCEPTED_RECORDS = """
     select source_file, record_no, file_sha256, normalized_text from raw.source_records

@@ -6,7 +6,7 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse.warehouse import read_frame
+from paperhouse.warehouse.database import read_frame
 
 # Rejected records by the kind of reason (the text before its first colon), most frequent first.
 REJECTS_BY_REASON = """

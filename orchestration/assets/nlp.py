@@ -8,13 +8,13 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.engine import EngineResource
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse import topic_ids
-from paperhouse.keyphrase_embeddings import rank_by_embeddings
-from paperhouse.keyphrases import best_terms
-from paperhouse.keyword_terms import KEYWORDS_SQL, keyword_terms
-from paperhouse.noun_phrases import term_keys
-from paperhouse.settings import keyphrase_embeddings_default
-from paperhouse.warehouse import write_table
+from paperhouse.nlp.keyphrases.embeddings import rank_by_embeddings
+from paperhouse.nlp.keyphrases.noun_phrases import term_keys
+from paperhouse.nlp.keyphrases.ranking import best_terms
+from paperhouse.nlp.terms.keywords import KEYWORDS_SQL, keyword_terms
+from paperhouse.nlp.topics import ids as topic_ids
+from paperhouse.settings import settings
+from paperhouse.warehouse.database import write_table
 
 _CANONICAL_TEXTS = """
     select assignments.paper_id, records.text
@@ -26,7 +26,7 @@ _CANONICAL_TEXTS = """
 
 class AnalysisConfig(Config):
     keyphrase_embeddings: bool = Field(
-        default_factory=keyphrase_embeddings_default,
+        default_factory=lambda: settings().keyphrase_embeddings,
         description="Rank each paper's terms, and its own noun phrases as further keyphrases, by their weight "
         "blended with their closeness in meaning to the abstract (a packaged sentence-embedding model on the CPU; "
         "slow: docs/performance.md) and by whether they are whole noun phrases there. Topics and similar papers "
@@ -44,7 +44,7 @@ def _specs(descriptions: dict[str, str], deps: list[list[str]], kinds: set[str])
 # Terms, topics and similar papers are one step: the topic model and the neighbour search read
 # every paper's weight on every term, a sparse matrix held in memory that the tables (a paper's
 # best 30 terms) do not carry. Method names join them: they read the same texts, and find them on
-# the core the terms leave idle (see paperhouse.analysis). The graph still shows each table and
+# the core the terms leave idle (see paperhouse.nlp.analysis). The graph still shows each table and
 # what it is made from.
 @multi_asset(
     specs=[

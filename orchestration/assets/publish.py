@@ -7,9 +7,9 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.assets.dbt import dbt_models, dbt_quality_history
 from orchestration.metadata import counts_table, frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse import dashboard as dashboard_site
-from paperhouse.publishing import export_marts, publish
-from paperhouse.warehouse import connect
+from paperhouse.dashboard import site as dashboard_site
+from paperhouse.warehouse.database import connect
+from paperhouse.warehouse.publishing import export_marts, publish
 
 MART_KEYS = sorted(
     (key for key in (*dbt_models.keys, *dbt_quality_history.keys) if key.path[0] == "marts"), key=lambda k: k.path

@@ -13,7 +13,7 @@ from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.assets.dbt import dbt_models
 from orchestration.metadata import frame_metadata
 from orchestration.resources import WarehouseResource
-from paperhouse import check_history
+from paperhouse.quality import check_history
 
 # Every mart but the history itself: this asset runs after them and after their blocking checks.
 CHECKED_MARTS = sorted((key for key in dbt_models.keys if key.path[0] == "marts"), key=lambda k: k.path)

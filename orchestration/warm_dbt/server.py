@@ -43,7 +43,7 @@ from orchestration.warm_dbt.project import (
     parse,
     project_stamp,
 )
-from paperhouse.workers import loading_for_good
+from paperhouse.common.workers import loading_for_good
 
 MAX_REQUEST_BYTES = 1 << 20
 # How much lower the next command's warm process runs than the command in progress.

@@ -19,19 +19,19 @@ from pathlib import Path
 
 import duckdb
 
-from paperhouse import locking
-from paperhouse.engines import ENGINE_ENV, ENGINES, selected_engine
+from paperhouse.engines import ENGINES, selected_engine
+from paperhouse.evaluation.cli import add_evaluation_commands, bench
 from paperhouse.pipeline import load_runner
 from paperhouse.settings import (
-    BUNDLED_SEEDS,
     DBT_PROJECT_DIR,
-    KEYPHRASE_EMBEDDINGS_ENV,
-    WORKSPACE_FILE,
+    DEFINITIONS_MODULE,
     dagster_home,
     resolve_paths,
+    variable,
     venv_executable,
 )
-from paperhouse.warehouse import connect_reader
+from paperhouse.warehouse import locking
+from paperhouse.warehouse.database import connect_reader
 
 SUMMARY_SQL = """
     select
@@ -131,9 +131,8 @@ def _one_row(con: duckdb.DuckDBPyConnection, sql: str) -> dict:
 def cmd_ui(args: argparse.Namespace) -> int:
     home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
-    os.environ["DAGSTER_HOME"] = str(home)
-    command = [venv_executable("dagster"), "dev", "-w", str(WORKSPACE_FILE), "-h", args.host, "-p", str(args.port)]
-    return subprocess.call(command)
+    command = [venv_executable("dagster"), "dev", "-m", DEFINITIONS_MODULE, "-h", args.host, "-p", str(args.port)]
+    return subprocess.call(command, env=os.environ | {"DAGSTER_HOME": str(home)})
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -178,7 +177,7 @@ def _print_rows(columns: list[str], rows: list[tuple], fmt: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from paperhouse.quality import validate_warehouse
+    from paperhouse.quality.validation import validate_warehouse
 
     paths = resolve_paths(warehouse=args.warehouse)
     try:
@@ -235,59 +234,6 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_eval_dedup(args: argparse.Namespace) -> int:
-    from paperhouse import evaluation
-
-    if args.write_set:
-        print(f"wrote {evaluation.write_eval_set()}")
-    report = evaluation.evaluate(evaluation.load_eval_set())
-    print(evaluation.format_report(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.as_dict(), indent=2))
-    return 0 if report.meets_targets else _fail("dedup evaluation targets not met")
-
-
-def cmd_eval_terms(args: argparse.Namespace) -> int:
-    from paperhouse import term_evaluation
-
-    report = term_evaluation.quality_report()
-    print(term_evaluation.format_report(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2))
-    return 0 if all(term_evaluation.targets_met(report).values()) else _fail("term quality targets not met")
-
-
-def cmd_eval_real(args: argparse.Namespace) -> int:
-    from paperhouse import real_data, real_evaluation
-
-    if not real_data.available():
-        return _fail(f"no real lists at {real_data.realdata_dir()} (set {real_data.REALDATA_ENV})")
-    report = real_evaluation.real_data_report(tuple(args.half or real_data.HALVES), growth=not args.half)
-    print(real_evaluation.format_report(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2))
-    if "report" not in report:
-        return 0
-    met = all(real_evaluation.targets_met(report["report"]).values()) and real_evaluation.topics_grow(report)
-    return 0 if met else _fail("real-data targets not met on the held-out half")
-
-
-def cmd_synth(args: argparse.Namespace) -> int:
-    from paperhouse.parse_cache import read_abstracts
-    from paperhouse.synth import write_corpus
-
-    labels = write_corpus(
-        read_abstracts(BUNDLED_SEEDS),
-        args.papers,
-        Path(args.out),
-        per_file=args.per_file,
-        duplicate_share=args.duplicate_share,
-        seed=args.seed,
-    )
-    print(f"wrote {args.papers} abstracts to {args.out} (labels: {labels})")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paperhouse", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -310,14 +256,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=ENGINES,
         help=f"where the stages compute and dbt builds: duckdb (this process) or spark (docs/spark.md; the master "
-        f"from $PAPERHOUSE_SPARK_MASTER, local[2] by default); default: ${ENGINE_ENV}, then duckdb",
+        f"from $PAPERHOUSE_SPARK_MASTER, local[2] by default); default: ${variable('engine')}, then duckdb",
     )
     run.add_argument(
         "--keyphrase-embeddings",
         action=argparse.BooleanOptionalAction,
         help="rank each paper's terms and own noun phrases (marts.paper_keyphrases) with a packaged "
         "sentence-embedding model too (slow; docs/evaluation.md); "
-        f"default: ${KEYPHRASE_EMBEDDINGS_ENV}=1, else off",
+        f"default: ${variable('keyphrase_embeddings')}=1, else off",
     )
     run.set_defaults(handler=cmd_run)
 
@@ -340,47 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--warehouse")
     docs.set_defaults(handler=cmd_docs)
 
-    evaluate = commands.add_parser("eval-dedup", help="print precision and recall of dedup on the evaluation set")
-    evaluate.add_argument("--write-set", action="store_true", help="regenerate evaluation/dedup_eval_set.jsonl first")
-    evaluate.add_argument("--json", help="also write the report as JSON to this file")
-    evaluate.set_defaults(handler=cmd_eval_dedup)
-
-    evaluate_terms = commands.add_parser(
-        "eval-terms", help="keyphrase F1, method-name precision and topic coherence beside baselines, on the gold sets"
-    )
-    evaluate_terms.add_argument("--json", help="also write the report to this file")
-    evaluate_terms.set_defaults(handler=cmd_eval_terms)
-
-    evaluate_real = commands.add_parser(
-        "eval-real",
-        help="terms, topics, similar papers and names on the real lists in ../shared/realdata, beside baselines",
-    )
-    evaluate_real.add_argument("--json", help="also write the report to this file")
-    evaluate_real.add_argument(
-        "--half",
-        action="append",
-        choices=("tune", "report"),
-        help="only this half (repeatable; default both): 'tune' while tuning",
-    )
-    evaluate_real.set_defaults(handler=cmd_eval_real)
-
-    synth = commands.add_parser("synth", help="write synthetic abstract lists with labelled duplicates")
-    synth.add_argument("--papers", type=int, required=True)
-    synth.add_argument("--out", required=True)
-    synth.add_argument("--per-file", type=int, default=10_000, help="abstracts per list file")
-    synth.add_argument("--duplicate-share", type=float, default=0.1)
-    synth.add_argument("--seed", type=int, default=0)
-    synth.set_defaults(handler=cmd_synth)
-
-    commands.add_parser("bench", help="the whole pipeline at 10k and 100k abstracts beside baselines (see --help)")
+    add_evaluation_commands(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:  # its own parser: the benchmark runs itself in child processes
-        from paperhouse.benchmark import main as bench
-
         return bench(argv[1:])
     args = build_parser().parse_args(argv)
     return args.handler(args)

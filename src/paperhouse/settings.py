@@ -1,25 +1,76 @@
-"""Where paperhouse reads and writes, resolved from flags, then environment, then defaults."""
+"""Every setting paperhouse reads, in one place: flags first, then ``PAPERHOUSE_*`` variables, then defaults.
+
+``Settings`` is the one typed model of the environment (pydantic-settings, prefix ``PAPERHOUSE_``);
+``settings()`` reads it afresh, so a test that sets a variable sees it. Nothing else in the
+package reads a ``PAPERHOUSE_*`` variable, and nothing writes one: a Dagster resource passes its
+configured values down as arguments.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
+from typing import Literal
 
-# The checkout paperhouse is installed from (editable, as `make` installs it).
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DBT_PROJECT_DIR = PROJECT_ROOT / "dbt_project"
-WORKSPACE_FILE = PROJECT_ROOT / "workspace.yaml"
-BUNDLED_SEEDS = PROJECT_ROOT / "seeds"
-DASHBOARD_TEMPLATES = PROJECT_ROOT / "dashboard"
+from pydantic import field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SEEDS_ENV = "PAPERHOUSE_SEEDS_DIR"
-WAREHOUSE_ENV = "PAPERHOUSE_WAREHOUSE"
+# What ships inside the package (paperhouse.project_files): in a checkout, links to its folders.
+DBT_PROJECT_DIR = Path(files("paperhouse.project_files").joinpath("dbt_project")).resolve()
+BUNDLED_SEEDS = Path(files("paperhouse.project_files").joinpath("seeds")).resolve()
+DAGSTER_YAML = Path(files("paperhouse.project_files").joinpath("dagster.yaml")).resolve()
+DASHBOARD_TEMPLATES = Path(files("paperhouse.dashboard").joinpath("templates"))
+# The definitions `paperhouse ui` serves (pyproject.toml's [tool.dagster] names the same module).
+DEFINITIONS_MODULE = "orchestration.definitions"
+
+PREFIX = "PAPERHOUSE_"
 DEFAULT_SEEDS_DIR = "seeds"
 DEFAULT_WAREHOUSE = "data/paperhouse.duckdb"
-# `1`: runs rank keyphrases with embeddings unless told otherwise (paperhouse.keyphrase_embeddings).
-KEYPHRASE_EMBEDDINGS_ENV = "PAPERHOUSE_KEYPHRASE_EMBEDDINGS"
+Engine = Literal["duckdb", "spark"]
+
+
+class Settings(BaseSettings):
+    """What a user may set in the environment; each field is ``PAPERHOUSE_<FIELD>`` (upper case).
+    An empty variable counts as unset."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_ignore_empty=True, extra="ignore", frozen=True)
+
+    seeds_dir: Path = Path(DEFAULT_SEEDS_DIR)
+    """The folder of lists and exports a run reads."""
+    warehouse: Path = Path(DEFAULT_WAREHOUSE)
+    """The published warehouse file; the build database, marts and dashboard sit beside it."""
+    engine: Engine = "duckdb"
+    """Where the Python stages compute: ``duckdb`` (this process) or ``spark`` (docs/spark.md)."""
+    spark_master: str = "local[2]"
+    """The Spark engine's master: ``local[2]``, ``spark://host:7077``, ``yarn``, ``k8s://...``."""
+    spark_warehouse: Path | None = None
+    """The Spark engine's Parquet folder (unset: ``spark-warehouse`` beside the warehouse file)."""
+    keyphrase_embeddings: bool = False
+    """Rank keyphrases with sentence embeddings when a run does not say (``--keyphrase-embeddings``)."""
+    failpoints: str = ""
+    """``name[@n],...``: die at these places, to prove a run crash safe (``paperhouse.common.faults``)."""
+    realdata: Path = Path("../shared/realdata")
+    """The real lists `make eval` and the tests read in place (``paperhouse.evaluation.real_data``)."""
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+def settings() -> Settings:
+    """The settings as the environment has them now."""
+    return Settings()
+
+
+def variable(field: str) -> str:
+    """The environment variable of a ``Settings`` field, for messages and child processes."""
+    if field not in Settings.model_fields:
+        raise KeyError(field)
+    return PREFIX + field.upper()
 
 
 @dataclass(frozen=True)
@@ -62,13 +113,8 @@ class Paths:
 
     @property
     def run_lock(self) -> Path:
-        """Held by the one run that may write the build database and publish (``paperhouse.locking``)."""
+        """Held by the one run that may write the build database and publish (``paperhouse.warehouse.locking``)."""
         return self.build_dir / "run.lock"
-
-
-def keyphrase_embeddings_default() -> bool:
-    """Whether a run ranks keyphrases with embeddings when it does not say: ``$PAPERHOUSE_KEYPHRASE_EMBEDDINGS``."""
-    return os.environ.get(KEYPHRASE_EMBEDDINGS_ENV, "").lower() in ("1", "true", "yes")
 
 
 def dagster_home() -> Path:
@@ -83,6 +129,7 @@ def venv_executable(name: str) -> str:
 
 
 def resolve_paths(seeds_dir: str | os.PathLike | None = None, warehouse: str | os.PathLike | None = None) -> Paths:
-    seeds = seeds_dir or os.environ.get(SEEDS_ENV) or DEFAULT_SEEDS_DIR
-    target = warehouse or os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE
+    configured = settings()
+    seeds = seeds_dir or configured.seeds_dir
+    target = warehouse or configured.warehouse
     return Paths(seeds_dir=Path(seeds).expanduser().resolve(), warehouse=Path(target).expanduser().resolve())

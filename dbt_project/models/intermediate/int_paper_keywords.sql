@@ -17,7 +17,7 @@ keyed as (
         paper_id,
         keyword,
         -- What groups spellings of one keyword across papers: lower case, single spaces. The corpus
-        -- step keys raw.keyword_terms with the same expression (paperhouse.keyword_terms).
+        -- step keys raw.keyword_terms with the same expression (paperhouse.nlp.terms.keywords).
         trim({{ regexp_replace_all('lower(keyword)', '\\s+', ' ') }}) as keyword_key,
         cast(keyword_index as integer) as keyword_no,
         source_file,
