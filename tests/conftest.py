@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from corpus import SEEDS
 from hypothesis import HealthCheck, settings
+from warehouses import Build, cli_build, fingerprint, in_process_build, seeds_with_an_export
 
 # Property-based tests: the default test run tries a few examples, derandomised, so CI is
 # repeatable; `make fuzz` (HYPOTHESIS_PROFILE=fuzz) tries many, at random, and keeps failing
@@ -29,3 +30,33 @@ def seeds_copy(tmp_path: Path) -> Path:
     target = tmp_path / "seeds"
     shutil.copytree(SEEDS, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def seeds_build(tmp_path_factory) -> Build:
+    """`paperhouse run` on the bundled seeds, as a user runs it: shared, read only."""
+    build = cli_build(SEEDS, tmp_path_factory.mktemp("seeds_build") / "paperhouse.duckdb")
+    before = fingerprint(build)
+    yield build
+    assert fingerprint(build) == before, "a test wrote into the shared seeds build: build your own"
+
+
+@pytest.fixture(scope="session")
+def seeds_and_export_build(tmp_path_factory) -> Build:
+    """The bundled seeds with an ICLR 2025 export beside them (titles, keywords, duplicates of the
+    seeds, a row without an abstract), built in the test process: shared, read only."""
+    folder = tmp_path_factory.mktemp("seeds_and_export_build")
+    build = in_process_build(seeds_with_an_export(folder), folder / "paperhouse.duckdb")
+    before = fingerprint(build)
+    yield build
+    assert fingerprint(build) == before, "a test wrote into the shared seeds-and-export build: build your own"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one Spark session of the test run (a JVM takes seconds to start): local[2]."""
+    from paperhouse.engines.spark.session import spark_session
+
+    session = spark_session("local[2]", shuffle_partitions=4)
+    yield session
+    session.stop()

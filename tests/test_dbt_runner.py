@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from orchestration.warm_dbt import SOCKET_ENV
+from orchestration.warm_dbt import ADDRESS_FILE
 from orchestration.warm_dbt import project as dbt_project
 from orchestration.warm_dbt.worker import WarmDbt, warm_dbt
 from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
@@ -73,14 +73,13 @@ def start_dbt(project: Path, database: Path, warm: WarmDbt | None) -> subprocess
     """`paperhouse-dbt build` as dagster-dbt's DbtCliResource starts it."""
     target = project / "target"
     env = {
-        **{name: value for name, value in os.environ.items() if name != SOCKET_ENV},
+        **os.environ,
         "DBT_LOG_FORMAT": "json",
         "DBT_TARGET_PATH": str(target),
         "DBT_LOG_PATH": str(target),
         "DBT_PROFILES_DIR": str(project),
         "DBT_PROJECT_DIR": str(project),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-        **({SOCKET_ENV: warm.address} if warm else {}),
     }
     return subprocess.Popen(
         [venv_executable("paperhouse-dbt"), *dbt_project.build_args(database)],
@@ -217,10 +216,13 @@ def test_warm_processes_end_with_the_run(project, tmp_path):
 
 def test_the_run_starts_a_warm_process_when_none_is_listening(monkeypatch, project):
     monkeypatch.setattr("orchestration.warm_dbt.worker._warm_dbt", None)
-    monkeypatch.delenv(SOCKET_ENV, raising=False)  # put back as it was afterwards
+    environment = dict(os.environ)
     warm = warm_dbt()
-    assert not warm.listening and os.environ[SOCKET_ENV] == warm.address
+    assert not warm.listening
     warm.prepare(project, project / "target", "tiny.duckdb")
+    # The target folder names the socket for the commands on it; the environment stays as it was.
+    assert (project / "target" / ADDRESS_FILE).read_text() == warm.address
+    assert dict(os.environ) == environment
     first = warm.status()["pid"]
     warm.prepare(project, project / "target", "tiny.duckdb")  # one is listening: it is asked, not replaced
     assert warm.status()["pid"] == first

@@ -9,13 +9,15 @@ programmatic API (``dbtRunner``, given the parsed manifest), writing dbt's JSON 
 client's own output, and ends as a `dbt` process ends, which closes the database; before it
 starts the command, it starts the warm process for the next one. Everything on the Dagster side
 is dagster-dbt's: the command line, the selection, the events it turns into materialisations and
-checks. Without a warm process (``PAPERHOUSE_DBT_WORKER`` unset, or nothing listening) the client
+checks. Without a warm process (no address file in the command's target folder, or nothing
+listening) the client
 runs the real ``dbt`` instead, so the result is the same (``worker``: the run's side).
 
 Nothing here imports Dagster: the client starts once per command and the warm processes beside a
 run on a 2-core machine, and none of them needs it.
 """
 
-# The Unix socket of the run's warm dbt processes, set in the run's environment, which dagster-dbt
-# passes on to the dbt processes it starts.
-SOCKET_ENV = "PAPERHOUSE_DBT_WORKER"
+# Names the Unix socket of the run's warm dbt processes, in the target folder the run prepared them
+# for: dagster-dbt hands each dbt process it starts that folder (DBT_TARGET_PATH), so the client
+# finds the run's warm dbt there, and the run never writes its environment.
+ADDRESS_FILE = ".paperhouse-dbt-worker"

@@ -1,7 +1,8 @@
 """`paperhouse-dbt`: the dbt executable the `worker` runner gives dagster-dbt's ``DbtCliResource``.
 
 It takes the same arguments and environment as `dbt`, and its output and exit code are dbt's:
-the warm dbt process listening on ``$PAPERHOUSE_DBT_WORKER`` runs the command and writes dbt's
+the warm dbt process listening on the socket named in the command's target folder
+(``DBT_TARGET_PATH``'s ``.paperhouse-dbt-worker``) runs the command and writes dbt's
 output straight to this process's stdout, the pipe dagster-dbt reads, and this process ends when
 that one has. Without a warm process to take the command, this process becomes the real `dbt`.
 Interrupted (dagster-dbt sends SIGINT when a step is stopped), it kills the process running the
@@ -19,7 +20,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import BinaryIO
 
-from orchestration.warm_dbt import SOCKET_ENV
+from orchestration.warm_dbt import ADDRESS_FILE
 
 # What a dbt process exits with when it ends in an error of its own rather than a failed model or test.
 DBT_ERROR_EXIT = 2
@@ -39,7 +40,7 @@ def main() -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    connection = _connect(os.environ.get(SOCKET_ENV))
+    connection = _connect(_address())
     replies = connection.makefile("rb") if connection else None
     started = replies and _hand_over(connection, replies, args)
     if not started:
@@ -53,6 +54,15 @@ def main() -> int:
     # closes with it. Only then is the command over for whoever opens the database next.
     replies.read()
     return json.loads(ended)["exit_code"]
+
+
+def _address() -> str | None:
+    """The socket the run prepared a warm dbt on for this command's target folder, if it did."""
+    named = Path(os.environ.get("DBT_TARGET_PATH") or "target", ADDRESS_FILE)
+    try:
+        return named.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
 
 
 def _connect(address: str | None) -> socket.socket | None:

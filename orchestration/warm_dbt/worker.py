@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from orchestration.warm_dbt import SOCKET_ENV
+from orchestration.warm_dbt import ADDRESS_FILE
 from orchestration.warm_dbt.project import NO_VARIABLES
 from orchestration.warm_dbt.server import ParseRequest, start
 
@@ -34,6 +34,7 @@ class WarmDbt:
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="paperhouse-dbt-"))
         self.address = str(self.folder / "socket")
+        self._named_in: set[Path] = set()
 
     def prepare(
         self,
@@ -45,7 +46,12 @@ class WarmDbt:
     ) -> None:
         """Have a warm process parse the project for a build database named ``database_name`` now
         (starting one when none is listening), so that the next command finds it parsed. Does not
-        wait for the parse."""
+        wait for the parse. The target folder names the socket (``ADDRESS_FILE``): the client
+        started for a command on that folder finds it there."""
+        named = Path(target_path, ADDRESS_FILE)
+        named.parent.mkdir(parents=True, exist_ok=True)
+        named.write_text(self.address, encoding="utf-8")
+        self._named_in.add(named)
         request: ParseRequest = {
             "project_dir": str(project_dir),
             "profiles_dir": str(profiles_dir or project_dir),
@@ -85,6 +91,10 @@ class WarmDbt:
             while _running(pid) and time.monotonic() < deadline:
                 time.sleep(0.02)
         shutil.rmtree(self.folder, ignore_errors=True)
+        for named in self._named_in:
+            with contextlib.suppress(OSError):
+                if named.read_text(encoding="utf-8") == self.address:
+                    named.unlink()
 
     def _start(self, first_parse: ParseRequest) -> None:
         process = start(self.address, os.getpid(), first_parse=first_parse)
@@ -123,12 +133,10 @@ _warm_dbt: WarmDbt | None = None
 
 
 def warm_dbt() -> WarmDbt:
-    """This process's warm dbt, named in the environment that dagster-dbt hands to the dbt
-    processes it starts; its warm processes are stopped when this process exits (and end by
+    """This process's warm dbt, named in the target folders it prepares; its warm processes are stopped when this process exits (and end by
     themselves when it is killed)."""
     global _warm_dbt
     if _warm_dbt is None:
         _warm_dbt = WarmDbt()
         atexit.register(_warm_dbt.close)
-    os.environ[SOCKET_ENV] = _warm_dbt.address
     return _warm_dbt

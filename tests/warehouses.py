@@ -1,0 +1,99 @@
+"""Whole builds the tests share: each made once per test session (once per pytest-xdist worker)
+and read, never written, by the tests that ask for it. A build is expensive (tens of seconds of a
+2-core machine): a test that only reads a warehouse of the bundled seeds asks for ``seeds_build``
+instead of building its own; a test that changes a warehouse builds its own."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+from corpus import SEEDS, seed_abstracts
+
+from paperhouse.settings import Paths, resolve_paths
+
+
+@dataclass(frozen=True)
+class Build:
+    """A finished whole build: the `paperhouse run` process (or None when run in the test's own
+    process), its seeds folder and its paths (the published warehouse, the build database)."""
+
+    process: subprocess.CompletedProcess | None
+    paths: Paths
+
+    @property
+    def warehouse(self) -> Path:
+        return self.paths.warehouse
+
+    @property
+    def build_database(self) -> Path:
+        return self.paths.build_database
+
+    def query(self, sql: str) -> list[tuple]:
+        with duckdb.connect(str(self.warehouse), read_only=True) as con:
+            return con.execute(sql).fetchall()
+
+
+def paperhouse(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The `paperhouse` command as a user runs it, in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "paperhouse.cli", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=900
+    )
+
+
+def cli_build(seeds: Path, warehouse: Path) -> Build:
+    process = paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse))
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    return Build(process, resolve_paths(seeds, warehouse))
+
+
+def in_process_build(seeds: Path, warehouse: Path) -> Build:
+    """The same run in the test's own process: no Python start, no imports of its own."""
+    from orchestration.runner import run_all
+
+    paths = resolve_paths(seeds, warehouse)
+    outcome = run_all(paths)
+    assert outcome.success, outcome.reason
+    return Build(None, paths)
+
+
+def fingerprint(build: Build) -> str:
+    """What the files of a shared build hold, to prove at the end of the session that no test wrote them."""
+    digest = hashlib.sha256()
+    for path in (build.warehouse, build.build_database):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def export_beside_the_seeds(abstracts: list[str]) -> list[dict]:
+    """Rows of an ICLR 2025 export: exact copies of seed papers (one in other case), a copy without
+    its last sentence, papers of their own (two seeds' halves joined), titles, author keywords
+    (some a mined term spells, some no abstract gives) and a row with no abstract."""
+    keywords = [["Large Language Models", "LLMs"], ["deep learning"], ["hyperbolic origami", "Deep Learning"]]
+    rows = [{"abstract": abstract} for abstract in abstracts[:10]]
+    rows.append({"abstract": abstracts[10].upper()})
+    rows.append({"abstract": abstracts[11].rsplit(". ", 1)[0] + "."})
+    for first, second in zip(abstracts[20:26], abstracts[40:46], strict=True):
+        rows.append({"abstract": first[: len(first) // 2] + " " + second[len(second) // 2 :]})
+    rows.append({"abstract": ""})
+    for number, row in enumerate(rows):
+        row.update(id=f"iclr25-{number}", venue="ICLR", year=2025, decision="Accept" if number % 3 else "Reject")
+        if number % 4 != 3:
+            row.update(title=f"Paper {number % 7} of the export", keywords=keywords[number % len(keywords)])
+    return rows
+
+
+def seeds_with_an_export(folder: Path) -> Path:
+    """A copy of the bundled seeds with an ICLR 2025 JSON-lines export beside them."""
+    import shutil
+
+    seeds = folder / "seeds"
+    shutil.copytree(SEEDS, seeds)
+    rows = export_beside_the_seeds(seed_abstracts())
+    (seeds / "iclr_2025.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return seeds
