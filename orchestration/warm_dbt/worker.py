@@ -133,8 +133,8 @@ _warm_dbt: WarmDbt | None = None
 
 
 def warm_dbt() -> WarmDbt:
-    """This process's warm dbt, named in the target folders it prepares; its warm processes are stopped when this process exits (and end by
-    themselves when it is killed)."""
+    """This process's warm dbt, named in the target folders it prepares; its warm processes are
+    stopped when this process exits (and end by themselves when it is killed)."""
     global _warm_dbt
     if _warm_dbt is None:
         _warm_dbt = WarmDbt()
