@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run test fuzz browser lint format ui docs eval bench lock clean
+.PHONY: install run test check fuzz browser lint format ui docs eval bench lock clean
 
 install: $(INSTALLED)
 
@@ -23,8 +23,14 @@ $(INSTALLED): requirements.lock pyproject.toml dagster.yaml
 run: install
 	$(BIN)/paperhouse run
 
+# Every test, on both cores (pytest-xdist; the Spark tests on one worker, so one JVM); pytest
+# prints the 25 slowest. `make check` is the fast tier for the edit loop: no whole builds, no JVM,
+# no browser (tests marked slow, spark or browser are left to `make test`).
 test: install browser lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+check: install
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow and not spark and not browser"
 
 # Property-based tests of whole runs over many random input folders (tests/test_fuzz_folders.py):
 # random, not the few repeatable folders `make test` tries; FUZZ_EXAMPLES of them. A folder that

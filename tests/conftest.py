@@ -60,3 +60,17 @@ def spark():
     session = spark_session("local[2]", shuffle_partitions=4)
     yield session
     session.stop()
+
+
+# Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say;
+# tests of the shared Spark session run on one pytest-xdist worker, so the run starts one JVM.
+WHOLE_BUILDS = {"seeds_build", "seeds_and_export_build"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if WHOLE_BUILDS & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
+        if "spark" in item.fixturenames:
+            item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -26,9 +26,7 @@ from pathlib import Path
 import duckdb
 import pytest
 import yaml
-from corpus import SEEDS, seed_abstracts
 
-from orchestration.runner import run_all
 from orchestration.warm_dbt.project import build_args
 from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, venv_executable
 
@@ -78,34 +76,10 @@ def spark_dbt(args: list[str], warehouse: Path, work: Path) -> subprocess.Comple
     return subprocess.run(command, env=environment, capture_output=True, text=True, cwd=work, check=False)
 
 
-def export_beside_the_seeds(abstracts: list[str]) -> list[dict]:
-    """Rows of an ICLR 2025 export: exact copies of seed papers (one in other case), a copy without
-    its last sentence, papers of their own (two seeds' halves joined), titles, author keywords
-    (some a mined term spells, some no abstract gives) and a row with no abstract."""
-    keywords = [["Large Language Models", "LLMs"], ["deep learning"], ["hyperbolic origami", "Deep Learning"]]
-    rows = [{"abstract": abstract} for abstract in abstracts[:10]]
-    rows.append({"abstract": abstracts[10].upper()})
-    rows.append({"abstract": abstracts[11].rsplit(". ", 1)[0] + "."})
-    for first, second in zip(abstracts[20:26], abstracts[40:46], strict=True):
-        rows.append({"abstract": first[: len(first) // 2] + " " + second[len(second) // 2 :]})
-    rows.append({"abstract": ""})
-    for number, row in enumerate(rows):
-        row.update(id=f"iclr25-{number}", venue="ICLR", year=2025, decision="Accept" if number % 3 else "Reject")
-        if number % 4 != 3:
-            row.update(title=f"Paper {number % 7} of the export", keywords=keywords[number % len(keywords)])
-    return rows
-
-
 @pytest.fixture(scope="module")
-def duckdb_build(tmp_path_factory) -> Path:
-    seeds = tmp_path_factory.mktemp("seeds") / "seeds"
-    shutil.copytree(SEEDS, seeds)
-    rows = export_beside_the_seeds(seed_abstracts())
-    (seeds / "iclr_2025.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    warehouse = seeds.parent / "paperhouse.duckdb"
-    outcome = run_all(resolve_paths(seeds, warehouse))
-    assert outcome.success, outcome.reason
-    return warehouse
+def duckdb_build(seeds_and_export_build) -> Path:
+    """The session's shared DuckDB build of the seeds with an export beside them."""
+    return seeds_and_export_build.warehouse
 
 
 @pytest.fixture(scope="module")

@@ -28,11 +28,10 @@ def query(warehouse: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
 
 
-@pytest.fixture(scope="module")
-def bundled_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
-    """`paperhouse run` on the bundled seeds, as a user runs it."""
-    warehouse = tmp_path_factory.mktemp("bundled") / "paperhouse.duckdb"
-    return paperhouse("run", "--seeds", str(SEEDS), "--warehouse", str(warehouse)), warehouse
+@pytest.fixture
+def bundled_run(seeds_build) -> tuple[subprocess.CompletedProcess, Path]:
+    """`paperhouse run` on the bundled seeds, as a user runs it (the session's shared build)."""
+    return seeds_build.process, seeds_build.warehouse
 
 
 def test_bundled_seeds_build_the_contract_warehouse(bundled_run):

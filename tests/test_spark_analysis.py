@@ -51,15 +51,6 @@ def corpus(texts: list[str]) -> pl.DataFrame:
     )
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from paperhouse.engines.spark.session import spark_session
-
-    session = spark_session("local[2]", shuffle_partitions=4)
-    yield session
-    session.stop()
-
-
 def both_engines(spark, papers: pl.DataFrame):
     from paperhouse.engines.spark.analysis import analyse_on_spark
 

@@ -21,7 +21,6 @@ from paperhouse.dedup.papers import ASSIGNMENT_SCHEMA, assign_papers
 from paperhouse.dedup.params import DedupParams
 from paperhouse.engines.spark.components import connected_components
 from paperhouse.engines.spark.dedup import assign_papers_on_spark, numbered_texts
-from paperhouse.engines.spark.session import spark_session
 from paperhouse.evaluation import real_data, synth
 from paperhouse.evaluation.variants import VARIANTS
 from paperhouse.ingest.normalize import clean_text, joined_words, normalized_text
@@ -31,13 +30,6 @@ pytestmark = pytest.mark.spark
 
 DEFAULT_PARAMS = DedupParams()
 RECORD_COLUMNS = ["source_file", "record_no", "file_sha256", "normalized_text"]
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = spark_session(master="local[2]", shuffle_partitions=4)
-    yield session
-    session.stop()
 
 
 def records_of(texts: list[str], per_file: int = 1_000) -> pl.DataFrame:

@@ -6,16 +6,17 @@ exact (ingest, dedup, paper ids, terms); where a step is approximate the toleran
 and checked.
 """
 
+import os
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
 from corpus import SEEDS
+from warehouses import paperhouse
 
-from orchestration.runner import run_all
 from paperhouse.evaluation import real_data
-from paperhouse.settings import resolve_paths, variable
+from paperhouse.settings import variable
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -48,14 +49,13 @@ def _rows(con: duckdb.DuckDBPyConnection, table: str, columns: list[str] | None)
     return con.execute(f"select {select} from marts.{table} order by all").fetchall()
 
 
-def _build(folder: Path, seeds: Path, engine: str, **environment: str) -> Path:
+def _build(folder: Path, seeds: Path, engine: str, **variables: str) -> Path:
+    """`paperhouse run --engine ENGINE` (with these environment ``variables``), in a process of its
+    own: its Spark session (a JVM with this build's warehouse folder) is not the test run's shared one."""
     warehouse = folder / engine / "paperhouse.duckdb"
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv(variable("spark_warehouse"), str(folder / engine / "spark-warehouse"))
-        for name, value in environment.items():
-            monkeypatch.setenv(name, value)
-        outcome = run_all(resolve_paths(seeds, warehouse), engine=engine)
-    assert outcome.success, outcome.reason
+    environment = os.environ | {variable("spark_warehouse"): str(folder / engine / "spark-warehouse")} | variables
+    run = paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse), "--engine", engine, env=environment)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return warehouse
 
 
@@ -94,9 +94,9 @@ def _compare(duckdb_build: Path, spark_build: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def seeds_builds(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("engines")
-    return _build(folder, SEEDS, "duckdb"), _build(folder, SEEDS, "spark")
+def seeds_builds(seeds_build, tmp_path_factory) -> tuple[Path, Path]:
+    """The shared DuckDB build of the bundled seeds, and the Spark engine's."""
+    return seeds_build.warehouse, _build(tmp_path_factory.mktemp("engines"), SEEDS, "spark")
 
 
 def test_both_engines_publish_the_same_warehouse_from_the_seeds(seeds_builds):
@@ -113,17 +113,13 @@ def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(seeds_builds
 def test_a_local_cluster_spreads_the_stages_over_its_executors(seeds_builds, tmp_path):
     """Spark's `local-cluster` master: two executor processes, as on a cluster. Each executor
     logs the tasks it ran in its own folder (``SPARK_WORKER_DIR``); both must have run some."""
-    import pyspark
-
     workers = tmp_path / "workers"
     started = time.time()
     build = _build(
         tmp_path, SEEDS, "spark", PAPERHOUSE_SPARK_MASTER="local-cluster[2,1,1024]", SPARK_WORKER_DIR=str(workers)
     )
     _compare(seeds_builds[0], build)
-    # A Spark JVM already running in this process keeps the environment it started with: then the
-    # executors log under Spark's own folder (SPARK_HOME/work), as without SPARK_WORKER_DIR.
-    logs = [*workers.glob("app-*/*/stderr"), *(Path(pyspark.__file__).parent / "work").glob("app-*/*/stderr")]
+    logs = list(workers.glob("app-*/*/stderr"))
     tasks = {
         f"{log.parent.parent.name}/{log.parent.name}": log.read_text(errors="replace").count("Finished task")
         for log in logs

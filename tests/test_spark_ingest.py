@@ -26,7 +26,6 @@ from paperhouse.engines.spark.ingest import (
     write_parse_cache,
     write_raw_table,
 )
-from paperhouse.engines.spark.session import spark_session
 from paperhouse.evaluation import real_data
 from paperhouse.ingest import parse_cache
 from paperhouse.ingest.reading import PARSED_RECORD_SCHEMA, SEED_FILE_SCHEMA, SOURCE_RECORD_SCHEMA, parser_version
@@ -35,13 +34,6 @@ from paperhouse.warehouse.database import connect
 pytestmark = pytest.mark.spark
 
 ABSTRACTS = seed_abstracts()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = spark_session(master="local[2]", shuffle_partitions=4)
-    yield session
-    session.stop()
 
 
 def duckdb_ingest(folder: Path) -> tuple[pl.DataFrame, pl.DataFrame]:

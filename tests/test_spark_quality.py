@@ -8,15 +8,11 @@ One difference is stated and checked: Parquet carries no NOT NULL constraint, so
 the contract declares NOT NULL counts as such when it holds no null."""
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
-from corpus import SEEDS
 
-from paperhouse.engines.spark.session import spark_session
 from paperhouse.engines.spark.tables import duckdb_type_name, read_table, table_location, warehouse_sql
 from paperhouse.engines.spark.validation import NOT_NULL, declared_types, validate_suite_on_spark
 from paperhouse.quality import validation as quality
@@ -28,13 +24,6 @@ from paperhouse.quality.validation import validate_suite
 pytestmark = pytest.mark.spark
 
 HASH = "ab" * 32
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = spark_session(master="local[2]", shuffle_partitions=2)
-    yield session
-    session.stop()
 
 
 @pytest.fixture
@@ -319,23 +308,9 @@ def test_sql_names_warehouse_tables_as_duckdb_does(con, spark, tmp_path):
         warehouse_sql(spark, "select count(*) from marts.papers", tmp_path / "warehouse")
 
 
-@pytest.fixture(scope="module")
-def seeds_build(tmp_path_factory) -> Path:
-    """The build database of ``paperhouse run`` on the bundled seeds: every raw table and mart."""
-    warehouse = tmp_path_factory.mktemp("seeds") / "paperhouse.duckdb"
-    run = subprocess.run(
-        [sys.executable, "-m", "paperhouse.cli", "run", "--seeds", str(SEEDS), "--warehouse", str(warehouse)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    return warehouse.parent / f".{warehouse.name}.build" / warehouse.name
-
-
 @pytest.mark.parametrize("table", ["raw.source_records", "raw.paper_terms", "marts.papers", "marts.paper_topics"])
 def test_a_seeds_build_passes_on_spark_as_on_duckdb(seeds_build, spark, tmp_path, table):
-    with duckdb.connect(str(seeds_build), read_only=True) as con:
+    with duckdb.connect(str(seeds_build.build_database), read_only=True) as con:
         result = _both(con, spark, tmp_path / "warehouse", table)
     assert result.success, result.failures
     assert len(result.outcomes) > 2  # values checked, not only the schema

@@ -20,15 +20,6 @@ pytestmark = pytest.mark.spark
 COUNTS = ("papers", "kept", "minted", "merged", "contested")
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from paperhouse.engines.spark.session import spark_session
-
-    session = spark_session("local[2]", shuffle_partitions=4)
-    yield session
-    session.stop()
-
-
 def assignments_of(groups: list[list[str]]) -> pl.DataFrame:
     frame = groups_frame(groups)
     return frame.select(
