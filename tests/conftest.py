@@ -1,11 +1,14 @@
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from corpus import SEEDS
 from hypothesis import HealthCheck, settings
 from warehouses import Build, cli_build, fingerprint, in_process_build, seeds_with_an_export
+
+from paperhouse.settings import DAGSTER_YAML
 
 # Property-based tests: the default test run tries a few examples, derandomised, so CI is
 # repeatable; `make fuzz` (HYPOTHESIS_PROFILE=fuzz) tries many, at random, and keeps failing
@@ -22,6 +25,15 @@ settings.register_profile(
 )
 FUZZING = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 settings.load_profile("fuzz" if FUZZING else "default_run")
+
+
+def pytest_configure(config):
+    """Runs the tests make are recorded in a Dagster instance of the test run's own (the project's
+    dagster.yaml, in a temporary folder; one per pytest-xdist worker), never in the one `make ui`
+    shows, and two workers never share one SQLite run storage."""
+    home = Path(tempfile.mkdtemp(prefix="paperhouse-tests-dagster-"))
+    (home / "dagster.yaml").symlink_to(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
 
 
 @pytest.fixture
@@ -62,8 +74,10 @@ def spark():
     session.stop()
 
 
-# Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say;
-# tests of the shared Spark session run on one pytest-xdist worker, so the run starts one JVM.
+# Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say.
+# Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) a file's tests stay on one worker, so
+# its module fixtures (whole builds, most of them) are made once; the tests of the shared Spark
+# session all run on one worker, so the run starts one JVM.
 WHOLE_BUILDS = {"seeds_build", "seeds_and_export_build"}
 
 
@@ -74,3 +88,5 @@ def pytest_collection_modifyitems(config, items):
         if "spark" in item.fixturenames:
             item.add_marker(pytest.mark.spark)
             item.add_marker(pytest.mark.xdist_group("spark"))
+        else:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

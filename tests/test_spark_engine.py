@@ -7,7 +7,6 @@ and checked.
 """
 
 import os
-import time
 from pathlib import Path
 
 import duckdb
@@ -93,10 +92,19 @@ def _compare(duckdb_build: Path, spark_build: Path) -> None:
         assert len(local_pairs & spark_pairs) >= 0.9 * len(local_pairs)
 
 
+# Spark's `local-cluster` master: two executor processes (1 GB each), as on a cluster. Each executor
+# logs the tasks it ran in its own folder (SPARK_WORKER_DIR).
+LOCAL_CLUSTER = "local-cluster[2,1,1024]"
+
+
 @pytest.fixture(scope="module")
 def seeds_builds(seeds_build, tmp_path_factory) -> tuple[Path, Path]:
-    """The shared DuckDB build of the bundled seeds, and the Spark engine's."""
-    return seeds_build.warehouse, _build(tmp_path_factory.mktemp("engines"), SEEDS, "spark")
+    """The shared DuckDB build of the bundled seeds, and the Spark engine's, on a local cluster."""
+    folder = tmp_path_factory.mktemp("engines")
+    spark = _build(
+        folder, SEEDS, "spark", PAPERHOUSE_SPARK_MASTER=LOCAL_CLUSTER, SPARK_WORKER_DIR=str(folder / "workers")
+    )
+    return seeds_build.warehouse, spark
 
 
 def test_both_engines_publish_the_same_warehouse_from_the_seeds(seeds_builds):
@@ -110,20 +118,13 @@ def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(seeds_builds
     assert any((marts / "papers").glob("*.parquet"))
 
 
-def test_a_local_cluster_spreads_the_stages_over_its_executors(seeds_builds, tmp_path):
-    """Spark's `local-cluster` master: two executor processes, as on a cluster. Each executor
-    logs the tasks it ran in its own folder (``SPARK_WORKER_DIR``); both must have run some."""
-    workers = tmp_path / "workers"
-    started = time.time()
-    build = _build(
-        tmp_path, SEEDS, "spark", PAPERHOUSE_SPARK_MASTER="local-cluster[2,1,1024]", SPARK_WORKER_DIR=str(workers)
-    )
-    _compare(seeds_builds[0], build)
-    logs = list(workers.glob("app-*/*/stderr"))
+def test_a_local_cluster_spreads_the_stages_over_its_executors(seeds_builds):
+    """The Spark build of the seeds ran on two executor processes, as on a cluster (and published
+    the same warehouse as DuckDB's: the test above); both executors ran some of its tasks."""
+    workers = seeds_builds[1].parent.parent / "workers"
     tasks = {
         f"{log.parent.parent.name}/{log.parent.name}": log.read_text(errors="replace").count("Finished task")
-        for log in logs
-        if log.stat().st_mtime >= started
+        for log in workers.glob("app-*/*/stderr")
     }
     executors = {executor for executor, finished in tasks.items() if finished}
     assert len(executors) >= 2, tasks
