@@ -81,6 +81,7 @@ def spark():
 WHOLE_BUILDS = {"seeds_build", "seeds_and_export_build"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if WHOLE_BUILDS & set(item.fixturenames):
