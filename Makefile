@@ -23,14 +23,14 @@ $(INSTALLED): requirements.lock pyproject.toml dagster.yaml
 run: install
 	$(BIN)/paperhouse run
 
-# Every test, on both cores (pytest-xdist; the Spark tests on one worker, so one JVM); pytest
-# prints the 25 slowest. `make check` is the fast tier for the edit loop: no whole builds, no JVM,
+# Every test, on both cores (pytest-xdist, a file's tests on one worker, so its module fixtures
+# are made once; each worker starts one Spark session); pytest prints the 25 slowest. `make check` is the fast tier for the edit loop: no whole builds, no JVM,
 # no browser (tests marked slow, spark or browser are left to `make test`).
 test: install browser lint
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 check: install
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow and not spark and not browser"
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow and not spark and not browser"
 
 # Property-based tests of whole runs over many random input folders (tests/test_fuzz_folders.py):
 # random, not the few repeatable folders `make test` tries; FUZZ_EXAMPLES of them. A folder that
@@ -76,7 +76,7 @@ docs: install
 	@test -f data/paperhouse.duckdb || $(BIN)/paperhouse run
 	$(BIN)/paperhouse docs
 
-# Quality reports: dedup precision and recall per variant kind on evaluation/dedup_eval_set.jsonl;
+# Quality reports: dedup precision and recall per variant kind on src/paperhouse/evaluation/gold/dedup_eval_set.jsonl;
 # keyphrase F1, method-name precision and topic coherence beside baselines on the gold sets; then
 # the real lists of ../shared/realdata (read in place), both halves, beside the plain tools, with
 # the keyphrases of the embeddings option too (its embeddings take most of the added time).

@@ -1,14 +1,11 @@
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 from corpus import SEEDS
 from hypothesis import HealthCheck, settings
 from warehouses import Build, cli_build, fingerprint, in_process_build, seeds_with_an_export
-
-from paperhouse.settings import DAGSTER_YAML
 
 # Property-based tests: the default test run tries a few examples, derandomised, so CI is
 # repeatable; `make fuzz` (HYPOTHESIS_PROFILE=fuzz) tries many, at random, and keeps failing
@@ -28,12 +25,12 @@ settings.load_profile("fuzz" if FUZZING else "default_run")
 
 
 def pytest_configure(config):
-    """Runs the tests make are recorded in a Dagster instance of the test run's own (the project's
-    dagster.yaml, in a temporary folder; one per pytest-xdist worker), never in the one `make ui`
-    shows, and two workers never share one SQLite run storage."""
-    home = Path(tempfile.mkdtemp(prefix="paperhouse-tests-dagster-"))
-    (home / "dagster.yaml").symlink_to(DAGSTER_YAML)
-    os.environ["DAGSTER_HOME"] = str(home)
+    """Runs that tests make keep their Dagster run history in memory (an ephemeral instance:
+    ``orchestration.runner`` uses one when ``DAGSTER_HOME`` is unset), never in the instance `make
+    ui` shows, and no two pytest-xdist workers share one SQLite run storage. The tests of the
+    instance itself (test_instance_storage, test_reliability, test_bi, test_ui_browser, the
+    bench's) give their runs a ``DAGSTER_HOME`` of their own."""
+    os.environ.pop("DAGSTER_HOME", None)
 
 
 @pytest.fixture
@@ -66,7 +63,8 @@ def seeds_and_export_build(tmp_path_factory) -> Build:
 
 @pytest.fixture(scope="session")
 def spark():
-    """The one Spark session of the test run (a JVM takes seconds to start): local[2]."""
+    """The one Spark session of the test process (each pytest-xdist worker is one; a JVM takes
+    seconds to start): local[2], shared by every module that asks for it."""
     from paperhouse.engines.spark.session import spark_session
 
     session = spark_session("local[2]", shuffle_partitions=4)
@@ -74,20 +72,13 @@ def spark():
     session.stop()
 
 
-# Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say.
-# Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) a file's tests stay on one worker, so
-# its module fixtures (whole builds, most of them) are made once; the tests of the shared Spark
-# session all run on one worker, so the run starts one JVM.
+# Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say;
+# tests that ask for the Spark session need the JVM.
 WHOLE_BUILDS = {"seeds_build", "seeds_and_export_build"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if WHOLE_BUILDS & set(item.fixturenames):
-            item.add_marker(pytest.mark.slow)
-        if "spark" in item.fixturenames:
-            item.add_marker(pytest.mark.spark)
-            item.add_marker(pytest.mark.xdist_group("spark"))
-        else:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+def pytest_itemcollected(item):
+    if WHOLE_BUILDS & set(item.fixturenames):
+        item.add_marker(pytest.mark.slow)
+    if "spark" in item.fixturenames:
+        item.add_marker(pytest.mark.spark)

@@ -92,8 +92,8 @@ def marts_parquet(context: AssetExecutionContext, warehouse: WarehouseResource) 
     kinds={"html", "polars"},
     owners=OWNERS,
     description=(
-        "The shipped dashboard (templates in `dashboard/`): overview, topics, terms, duplicates and data "
-        "quality, as static pages in `data/dashboard/` built from the Parquet export (no DuckDB connection). "
+        "The shipped dashboard (templates in `paperhouse/dashboard/templates/`): overview, topics, terms, "
+        "duplicates and data quality, as static pages in `data/dashboard/` built from the Parquet export (no DuckDB connection). "
         "Open `data/dashboard/index.html`."
     ),
 )

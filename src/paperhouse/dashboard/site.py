@@ -1,7 +1,7 @@
 """The shipped dashboard: five static HTML pages built from the Parquet export of the marts.
 
 It reads only ``data/marts/*.parquet`` (never the DuckDB file, so it holds no lock a run or a
-reader needs), renders the Jinja templates in ``dashboard/`` and publishes the site atomically
+reader needs), renders the Jinja templates in ``templates/`` and publishes the site atomically
 (``publish_folder``). Charts are inline SVG: the pages need no script and no network.
 """
 

@@ -81,7 +81,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def add_evaluation_commands(commands) -> None:
     """Add the commands to ``commands``, what ``ArgumentParser.add_subparsers()`` returned."""
     evaluate = commands.add_parser("eval-dedup", help="print precision and recall of dedup on the evaluation set")
-    evaluate.add_argument("--write-set", action="store_true", help="regenerate evaluation/dedup_eval_set.jsonl first")
+    evaluate.add_argument(
+        "--write-set", action="store_true", help="regenerate the evaluation set (gold/dedup_eval_set.jsonl) first"
+    )
     evaluate.add_argument("--json", help="also write the report as JSON to this file")
     evaluate.set_defaults(handler=cmd_eval_dedup)
 

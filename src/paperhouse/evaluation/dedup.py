@@ -4,8 +4,8 @@ The set is built from the bundled seeds: every abstract, a variant of every abst
 each kind in ``paperhouse.evaluation.variants``, a sweep of ever heavier rewordings (to see how far
 below the target retention dedup still merges), and hard negatives that must stay apart:
 different papers that share an opening sentence or stock phrases, generated and
-hand-written (``evaluation/hard_negatives.txt``). ``paperhouse eval-dedup --write-set``
-regenerates ``evaluation/dedup_eval_set.jsonl``; the report reads that file.
+hand-written (``src/paperhouse/evaluation/gold/hard_negatives.txt``). ``paperhouse eval-dedup --write-set``
+regenerates ``src/paperhouse/evaluation/gold/dedup_eval_set.jsonl``; the report reads that file.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def _retention(records: pl.DataFrame, revisions: pl.DataFrame) -> pl.DataFrame:
 
 def format_report(report: DedupReport) -> str:
     lines = [
-        "Dedup evaluation (evaluation/dedup_eval_set.jsonl)",
+        "Dedup evaluation (src/paperhouse/evaluation/gold/dedup_eval_set.jsonl)",
         "",
         "kind                        records  recall  precision",
     ]

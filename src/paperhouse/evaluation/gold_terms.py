@@ -1,9 +1,9 @@
 """How good are the terms, names and topics? Measured against team-written gold sets and baselines.
 
 `paperhouse eval-terms` (`make eval`) prints the report. Keyphrases: F1@5 and F1@10 on
-``evaluation/keyphrase_gold.jsonl`` for paperhouse, scikit-learn's ``TfidfVectorizer``
+``src/paperhouse/evaluation/gold/keyphrase_gold.jsonl`` for paperhouse, scikit-learn's ``TfidfVectorizer``
 (1-3-grams, English stop words) and YAKE, on the same abstracts. Method names: precision
-and recall on ``evaluation/method_name_gold.jsonl``. Topics: NPMI coherence of each
+and recall on ``src/paperhouse/evaluation/gold/method_name_gold.jsonl``. Topics: NPMI coherence of each
 topic's top 10 terms beside scikit-learn NMF and LDA at the same number of topics, and the
 largest topic's share of papers.
 

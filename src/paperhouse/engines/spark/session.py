@@ -8,6 +8,7 @@ they import the same paperhouse, Polars and NumPy as the driver.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,11 +36,13 @@ def spark_session(
     """The process's SparkSession, started on first use (a JVM: about 4 s on ``local[2]``)."""
     from pyspark.sql import SparkSession
 
+    # The workers must run this interpreter: the system's python3 has no pyarrow or paperhouse.
+    # pyspark's SparkContext takes the workers' interpreter from this variable only (not from
+    # spark.pyspark.python, which only spark-submit reads): the one variable paperhouse sets.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(spark_master(master))
         .appName("paperhouse")
-        # The workers must run this interpreter: the system's python3 has no pyarrow or paperhouse.
-        .config("spark.pyspark.python", sys.executable)
         .config("spark.ui.enabled", "false")
         # The progress bar writes to the console without a newline, among the run's own output.
         .config("spark.ui.showConsoleProgress", "false")

@@ -25,7 +25,7 @@ PAPER_TERM_SCHEMA = {
 MAX_SHARED_TERMS_PER_PAPER = 30
 
 
-# Weighting beyond TF-IDF (see weigh), chosen on the dev split of evaluation/keyphrase_gold.jsonl.
+# Weighting beyond TF-IDF (see weigh), chosen on the dev split of src/paperhouse/evaluation/gold/keyphrase_gold.jsonl.
 _SUBSUMED_DISCOUNT = 0.5
 
 
