@@ -93,8 +93,8 @@ def marts_parquet(context: AssetExecutionContext, warehouse: WarehouseResource) 
     owners=OWNERS,
     description=(
         "The shipped dashboard (templates in `paperhouse/dashboard/templates/`): overview, topics, terms, "
-        "duplicates and data quality, as static pages in `data/dashboard/` built from the Parquet export (no DuckDB connection). "
-        "Open `data/dashboard/index.html`."
+        "duplicates and data quality, as static pages in `data/dashboard/` built from the Parquet export "
+        "(no DuckDB connection). Open `data/dashboard/index.html`."
     ),
 )
 def dashboard(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
