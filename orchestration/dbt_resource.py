@@ -10,19 +10,18 @@
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from pathlib import Path
 
 from dagster import InitResourceContext
 from dagster_dbt import DbtCliResource, DbtProject
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from orchestration.warm_dbt.project import parse, project_stamp
 from orchestration.warm_dbt.worker import warm_dbt
-from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, venv_executable
+from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, settings, variable, venv_executable
 
-RUNNER_ENV = "PAPERHOUSE_DBT_RUNNER"
+RUNNER_ENV = variable("dbt_runner")
 RUNNERS = ("worker", "stock")
 
 
@@ -70,11 +69,11 @@ class WarmDbtCliResource(DbtCliResource):
 
 
 def selected_runner() -> str:
-    """The dbt runner ``$PAPERHOUSE_DBT_RUNNER`` names, else ``worker``."""
-    runner = os.environ.get(RUNNER_ENV) or "worker"
-    if runner not in RUNNERS:
-        raise ValueError(f"{RUNNER_ENV}={runner!r}: expected one of {', '.join(RUNNERS)}")
-    return runner
+    """The dbt runner ``$PAPERHOUSE_DBT_RUNNER`` names (``paperhouse.settings``), else ``worker``."""
+    try:
+        return settings().dbt_runner
+    except ValidationError as error:
+        raise ValueError(f"{RUNNER_ENV}: expected one of {', '.join(RUNNERS)} ({error.errors()[0]['msg']})") from error
 
 
 def dbt_resource(warehouse: str = "") -> DbtCliResource:

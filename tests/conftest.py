@@ -82,3 +82,21 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.slow)
     if "spark" in item.fixturenames:
         item.add_marker(pytest.mark.spark)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files of whole Spark builds first, then those of other whole builds, then the rest, each
+    in its own order: pytest-xdist hands files out in this order (`make test`: --dist loadfile), so
+    the longest start first and the short ones fill in behind them."""
+
+    def weight(item) -> int:
+        return (
+            2
+            if item.get_closest_marker("slow") and item.get_closest_marker("spark")
+            else int(bool(item.get_closest_marker("slow")))
+        )
+
+    heaviest: dict[str, int] = {}
+    for item in items:
+        heaviest[item.module.__name__] = max(heaviest.get(item.module.__name__, 0), weight(item))
+    items.sort(key=lambda item: -heaviest[item.module.__name__])

@@ -7,9 +7,11 @@ and checked.
 """
 
 import os
+import time
 from pathlib import Path
 
 import duckdb
+import pyspark
 import pytest
 from corpus import SEEDS
 from warehouses import paperhouse
@@ -101,6 +103,7 @@ LOCAL_CLUSTER = "local-cluster[2,1,1024]"
 def seeds_builds(seeds_build, tmp_path_factory) -> tuple[Path, Path]:
     """The shared DuckDB build of the bundled seeds, and the Spark engine's, on a local cluster."""
     folder = tmp_path_factory.mktemp("engines")
+    (folder / "started").write_text(str(time.time()))
     spark = _build(
         folder, SEEDS, "spark", PAPERHOUSE_SPARK_MASTER=LOCAL_CLUSTER, SPARK_WORKER_DIR=str(folder / "workers")
     )
@@ -121,10 +124,18 @@ def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(seeds_builds
 def test_a_local_cluster_spreads_the_stages_over_its_executors(seeds_builds):
     """The Spark build of the seeds ran on two executor processes, as on a cluster (and published
     the same warehouse as DuckDB's: the test above); both executors ran some of its tasks."""
-    workers = seeds_builds[1].parent.parent / "workers"
+    folder = seeds_builds[1].parent.parent
+    started = float((folder / "started").read_text())
+    # local-cluster's executors log under SPARK_WORKER_DIR where Spark honours it, else under
+    # Spark's own folder (SPARK_HOME/work): the logs of this build are those written since it began.
+    logs = [
+        *(folder / "workers").glob("app-*/*/stderr"),
+        *(Path(pyspark.__file__).parent / "work").glob("app-*/*/stderr"),
+    ]
     tasks = {
         f"{log.parent.parent.name}/{log.parent.name}": log.read_text(errors="replace").count("Finished task")
-        for log in workers.glob("app-*/*/stderr")
+        for log in logs
+        if log.stat().st_mtime >= started
     }
     executors = {executor for executor, finished in tasks.items() if finished}
     assert len(executors) >= 2, tasks

@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     """The Spark engine's Parquet folder (unset: ``spark-warehouse`` beside the warehouse file)."""
     keyphrase_embeddings: bool = False
     """Rank keyphrases with sentence embeddings when a run does not say (``--keyphrase-embeddings``)."""
+    dbt_runner: Literal["worker", "stock"] = "worker"
+    """How dbt runs (orchestration/dbt_resource.py): in warm dbt processes, or a new `dbt` process per command."""
     failpoints: str = ""
     """``name[@n],...``: die at these places, to prove a run crash safe (``paperhouse.common.faults``)."""
     realdata: Path = Path("../shared/realdata")
