@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -242,3 +243,12 @@ def test_a_benchmark_size_measures_the_spark_engine_beside_duckdb(tmp_path, monk
     assert spark["papers"] == result["pipeline"]["papers"]
     assert (spark["precision"], spark["recall"]) == (result["pipeline"]["precision"], result["pipeline"]["recall"])
     assert set(result["pipeline"]["steps"]) == set(spark["steps"])
+
+
+def test_the_bench_s_dagster_home_is_absolute_wherever_the_bench_writes(tmp_path, monkeypatch):
+    """The bench writes under data/bench of the working folder; Dagster refuses a relative home."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(benchmark, "DATA", Path("data") / "bench")
+    home = benchmark.instance_home()
+    assert home.is_absolute() and home == tmp_path / "data" / "bench" / "dagster_home"
+    DagsterInstance.from_config(str(home)).dispose()

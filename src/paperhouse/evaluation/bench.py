@@ -142,7 +142,7 @@ def _measure(
 def instance_home() -> Path:
     """The bench's own Dagster home, configured by the project's dagster.yaml: its runs are
     recorded, and pay for it, as `make run`'s are, outside the history the UI shows."""
-    home = DATA / "dagster_home"
+    home = DATA.absolute() / "dagster_home"  # Dagster takes only an absolute DAGSTER_HOME
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "dagster.yaml").is_symlink():
         (home / "dagster.yaml").symlink_to(DAGSTER_YAML)
