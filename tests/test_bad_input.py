@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pytest
 from corpus import HOSTILE_NAMES, seed_abstracts
 
 from paperhouse.ingest.parse_cache import read_records
@@ -136,6 +137,7 @@ def scraped_abstract(abstract: str) -> str:
     )
 
 
+@pytest.mark.slow
 def test_scraped_entities_and_tags_reach_no_mart_and_no_term(tmp_path, monkeypatch, capsys):
     """A whole run on lists a third of whose abstracts are escaped and tagged: the marts hold the
     decoded texts, paper_sources says what was repaired, the summary and the ingest asset count
@@ -278,6 +280,7 @@ def test_file_that_never_stops_changing_is_rejected_for_this_run(tmp_path, monke
     assert busy["record_no"] is None and busy["reject_reason"].startswith("changed while being read (3 attempts)")
 
 
+@pytest.mark.slow
 def test_reading_beside_a_real_concurrent_writer_never_crashes(tmp_path):
     """A thread rewrites a file as fast as it can while the folder is read over and over."""
     path = tmp_path / "rewritten.txt"

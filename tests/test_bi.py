@@ -19,6 +19,8 @@ from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from corpus import REPO, SEEDS, seed_abstracts
 from dagster import DagsterEventType, DagsterInstance
 
+pytestmark = pytest.mark.slow  # three whole runs
+
 ARTIFACTS = REPO / "test-artifacts" / "dashboard"
 ABSTRACTS = seed_abstracts()
 NEW_ABSTRACT = (
@@ -195,6 +197,7 @@ def _cells(page, table: str) -> list[list[str]]:
     )
 
 
+@pytest.mark.browser
 def test_dashboard_shows_the_warehouse_numbers(runs):
     from playwright.sync_api import sync_playwright
 

@@ -20,6 +20,8 @@ from orchestration.warm_dbt import project as dbt_project
 from orchestration.warm_dbt.worker import WarmDbt, warm_dbt
 from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
 
+pytestmark = pytest.mark.slow  # dbt processes, warm and cold
+
 PROJECT = """
 name: tiny
 version: "1.0.0"

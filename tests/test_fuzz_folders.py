@@ -13,11 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pytest
 from conftest import FUZZING
 from folders import WHOLE_FILE, Folder, Recipe, add_records, build, recipes
 from hypothesis import example, given, note, settings
 
 from paperhouse import cli
+
+pytestmark = pytest.mark.slow  # whole runs of generated folders
 
 # A whole run costs seconds: the default test run tries two folders; `make fuzz` as many as it is told.
 WHOLE_RUNS = settings() if FUZZING else settings(max_examples=2)

@@ -175,6 +175,7 @@ def test_more_new_records_than_one_append_are_kept_whole(tmp_path):
     assert intake.records["record_no"].to_list() == list(range(1, paragraphs + 1))
 
 
+@pytest.mark.slow
 def test_a_first_build_and_a_full_refresh_write_each_text_once(tmp_path):
     """With no cached row to keep, the staged rows become the cache, and the checkpoint keeps the
     blocks they were staged in: copied into the cache, or staged in row groups left part full, the

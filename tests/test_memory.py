@@ -6,6 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 
 from paperhouse.warehouse.database import MEMORY_LIMIT, connect
@@ -73,6 +74,7 @@ print("\\n", len(rows), hashlib.sha256(repr(rows).encode()).hexdigest(), spills_
 """
 
 
+@pytest.mark.slow
 def test_readers_of_one_warehouse_spill_at_once_each_into_its_own_directory(tmp_path: Path):
     """Spilling into DuckDB's default directory beside the file, three such readers all crashed (SIGSEGV)."""
     warehouse = tmp_path / "warehouse.duckdb"
@@ -159,6 +161,7 @@ print(rows, sum(after_append[:third]) / third, sum(after_append[-third:]) / thir
 """
 
 
+@pytest.mark.slow
 def test_ingest_holds_an_append_of_parsed_rows_not_the_folder(tmp_path: Path):
     """Inside a transaction, DuckDB keeps every frame it scanned until the commit: the parsed
     batches appended there were all held at once (10^6 records: 8.6 GB at the end)."""

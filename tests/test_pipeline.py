@@ -208,6 +208,7 @@ def _wrap(text: str, width: int = 80) -> str:
     return "\n".join([*lines, line])
 
 
+@pytest.mark.slow
 def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeypatch):
     """Copies in other encodings, revisions, and every kind of bad input, in one run."""
     import os
@@ -357,6 +358,7 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     assert groups == [("exact", 25, True, True), ("near", 3, True, True)]
 
 
+@pytest.mark.slow
 def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monkeypatch, capsys):
     """Corrupt the dedup output: its blocking check fails, nothing after it runs, nothing is published."""
     import polars as pl
@@ -384,6 +386,7 @@ def test_failing_expectation_blocks_downstream_and_fails_the_run(tmp_path, monke
     assert "raw.paper_terms" not in tables and "marts.papers" not in tables  # downstream never ran
 
 
+@pytest.mark.slow
 def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monkeypatch, capsys):
     """dbt runs inside the run's process: a failing dbt test still fails its check and the run.
     A term missing from raw.terms passes every raw suite; only dbt's relationships test sees it."""
@@ -424,6 +427,7 @@ def test_failing_dbt_test_fails_the_run_and_nothing_is_published(tmp_path, monke
     assert any(f"e.g. from_field={term_id}" in line for (term_id,) in missing)
 
 
+@pytest.mark.slow
 def test_dedup_and_analysis_compute_with_the_build_database_closed(tmp_path, monkeypatch, capsys):
     """A connection left open keeps the blocks it read cached (1.1 GB for 10^6 texts) under the
     step's own memory; closed, another process can open the build database for writing."""

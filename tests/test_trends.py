@@ -25,6 +25,8 @@ from corpus import REPO, SEEDS
 from paperhouse.dashboard import trend_charts
 from paperhouse.evaluation import real_data
 
+pytestmark = pytest.mark.slow  # a whole run of the real lists
+
 ARTIFACTS = REPO / "test-artifacts" / "dashboard"
 REAL_LISTS = ("iclr_2021.txt", "neurips_2022.txt")
 
@@ -254,6 +256,7 @@ def _assert_drawn_as(points: list[list], expected: dict[tuple, tuple[int, float]
     assert all(a[4] >= b[4] for a, b in itertools.pairwise(by_share))
 
 
+@pytest.mark.browser
 def test_trends_page_shows_the_lists_side_by_side(trends_run):
     from playwright.sync_api import sync_playwright
 

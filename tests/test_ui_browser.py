@@ -18,6 +18,8 @@ import pytest
 from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from corpus import REPO, SEEDS
 
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
 ARTIFACTS = REPO / "test-artifacts" / "ui"
 
 
