@@ -199,6 +199,11 @@ def test_an_interrupted_command_takes_its_warm_process_down(warm, project, tmp_p
     dbt.communicate(timeout=300)
     assert dbt.returncode == 128 + signal.SIGINT
     assert _gone(running)
+    # The next command's warm process was started before this one's command ran; on a busy
+    # machine it may still be starting: wait until it listens (a safety net of 2 minutes).
+    deadline = time.monotonic() + 120
+    while not warm.listening and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert warm.status()["pid"] != running
 
 
