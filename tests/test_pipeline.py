@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from corpus import SEEDS, seed_abstracts
+from warehouses import paperhouse
 
 ABSTRACTS = seed_abstracts()
 NEW_ABSTRACT = (
@@ -15,12 +16,6 @@ NEW_ABSTRACT = (
     "web text miss domain terminology. We present a lightweight adapter that rewrites queries with a glossary "
     "mined from the target corpus, improving recall on three biomedical benchmarks without retraining the retriever."
 )
-
-
-def paperhouse(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "paperhouse.cli", *args], capture_output=True, text=True, env=env, timeout=600
-    )
 
 
 def query(warehouse: Path, sql: str) -> list[tuple]:

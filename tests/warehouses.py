@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 from corpus import SEEDS, seed_abstracts
 
 from paperhouse.settings import Paths, resolve_paths
@@ -33,10 +33,6 @@ class Build:
     @property
     def build_database(self) -> Path:
         return self.paths.build_database
-
-    def query(self, sql: str) -> list[tuple]:
-        with duckdb.connect(str(self.warehouse), read_only=True) as con:
-            return con.execute(sql).fetchall()
 
 
 def paperhouse(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -90,8 +86,6 @@ def export_beside_the_seeds(abstracts: list[str]) -> list[dict]:
 
 def seeds_with_an_export(folder: Path) -> Path:
     """A copy of the bundled seeds with an ICLR 2025 JSON-lines export beside them."""
-    import shutil
-
     seeds = folder / "seeds"
     shutil.copytree(SEEDS, seeds)
     rows = export_beside_the_seeds(seed_abstracts())
