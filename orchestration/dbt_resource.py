@@ -10,6 +10,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -25,21 +29,46 @@ RUNNER_ENV = variable("dbt_runner")
 RUNNERS = ("worker", "stock")
 
 
+PARSE_LOCK = ".paperhouse-parse.lock"
+
+
 @cache
 def dbt_project() -> DbtProject:
+    """The bundled dbt project, prepared (``prepared_project``) once per process."""
+    return prepared_project(DBT_PROJECT_DIR)
+
+
+def prepared_project(project_dir: Path) -> DbtProject:
     """The dbt project, with a manifest that is never older than the project's files.
 
     This replaces ``prepare_if_dev``: it re-parses under `dagster dev`, the CLI and tests
-    alike, and only when a model, test or YAML file changed since the last parse.
+    alike, and only when a model, test or YAML file changed since the last parse. Processes
+    that load the definitions at the same moment (two pytest-xdist workers, the UI and a
+    `paperhouse run`) take turns: the check and the parse hold one lock, so none of them reads
+    a manifest that another is still writing, and the project is parsed once, not once each.
     """
-    project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
-    if _manifest_is_stale(project.manifest_path):
-        parse(DBT_PROJECT_DIR, Path(project.project_dir, project.target_path))
+    project = DbtProject(project_dir=project_dir, profiles_dir=project_dir)
+    manifest = Path(project.manifest_path)
+    with _exclusive(manifest.parent / PARSE_LOCK):
+        if _manifest_is_stale(project_dir, manifest):
+            parse(project_dir, manifest.parent)
     return project
 
 
-def _manifest_is_stale(manifest: Path) -> bool:
-    return not manifest.exists() or project_stamp(DBT_PROJECT_DIR) > manifest.stat().st_mtime
+@contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """A blocking ``flock(2)``: released when the block ends or the process dies, however."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _manifest_is_stale(project_dir: Path, manifest: Path) -> bool:
+    return not manifest.exists() or project_stamp(project_dir) > manifest.stat().st_mtime
 
 
 class WarmDbtCliResource(DbtCliResource):
