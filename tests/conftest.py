@@ -5,7 +5,17 @@ from pathlib import Path
 import pytest
 from corpus import SEEDS
 from hypothesis import HealthCheck, settings
-from warehouses import Build, cli_build, fingerprint, in_process_build, seeds_with_an_export
+from warehouses import (
+    Build,
+    built_once,
+    cli_build,
+    fingerprint,
+    finished_build,
+    in_process_build,
+    seeds_with_an_export,
+)
+
+from paperhouse.settings import variable
 
 # Property-based tests: the default test run tries a few examples, derandomised, so CI is
 # repeatable; `make fuzz` (HYPOTHESIS_PROFILE=fuzz) tries many, at random, and keeps failing
@@ -44,7 +54,8 @@ def seeds_copy(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def seeds_build(tmp_path_factory) -> Build:
     """`paperhouse run` on the bundled seeds, as a user runs it: shared, read only."""
-    build = cli_build(SEEDS, tmp_path_factory.mktemp("seeds_build") / "paperhouse.duckdb")
+    folder = built_once(tmp_path_factory, "seeds_build", lambda folder: cli_build(SEEDS, folder / "paperhouse.duckdb"))
+    build = finished_build(folder / "paperhouse.duckdb")
     before = fingerprint(build)
     yield build
     assert fingerprint(build) == before, "a test wrote into the shared seeds build: build your own"
@@ -54,11 +65,33 @@ def seeds_build(tmp_path_factory) -> Build:
 def seeds_and_export_build(tmp_path_factory) -> Build:
     """The bundled seeds with an ICLR 2025 export beside them (titles, keywords, duplicates of the
     seeds, a row without an abstract), built in the test process: shared, read only."""
-    folder = tmp_path_factory.mktemp("seeds_and_export_build")
-    build = in_process_build(seeds_with_an_export(folder), folder / "paperhouse.duckdb")
+    folder = built_once(
+        tmp_path_factory,
+        "seeds_and_export_build",
+        lambda folder: in_process_build(seeds_with_an_export(folder), folder / "paperhouse.duckdb"),
+    )
+    build = finished_build(folder / "paperhouse.duckdb")
     before = fingerprint(build)
     yield build
     assert fingerprint(build) == before, "a test wrote into the shared seeds-and-export build: build your own"
+
+
+@pytest.fixture(scope="session")
+def spark_seeds_and_export_build(tmp_path_factory) -> Build:
+    """`paperhouse run --engine spark` (``local[2]``) on the folder of ``seeds_and_export_build``, in a
+    process of its own (its Spark session has this build's warehouse folder, ``spark-warehouse``
+    beside the warehouse file): shared by the engine comparison and the dbt-spark tests, read only."""
+
+    def build(folder: Path) -> None:
+        spark_warehouse = folder / "spark-warehouse"
+        env = os.environ | {variable("spark_warehouse"): str(spark_warehouse), variable("spark_master"): "local[2]"}
+        cli_build(seeds_with_an_export(folder), folder / "paperhouse.duckdb", "--engine", "spark", env=env)
+
+    folder = built_once(tmp_path_factory, "spark_seeds_and_export_build", build)
+    build_ = finished_build(folder / "paperhouse.duckdb")
+    before = fingerprint(build_)
+    yield build_
+    assert fingerprint(build_) == before, "a test wrote into the shared Spark build: build your own"
 
 
 @pytest.fixture(scope="session")
@@ -74,13 +107,14 @@ def spark():
 
 # Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say;
 # tests that ask for the Spark session need the JVM.
-WHOLE_BUILDS = {"seeds_build", "seeds_and_export_build"}
+WHOLE_BUILDS = {"seeds_build", "seeds_and_export_build", "spark_seeds_and_export_build"}
+SPARK_FIXTURES = {"spark", "spark_seeds_and_export_build"}
 
 
 def pytest_itemcollected(item):
     if WHOLE_BUILDS & set(item.fixturenames):
         item.add_marker(pytest.mark.slow)
-    if "spark" in item.fixturenames:
+    if SPARK_FIXTURES & set(item.fixturenames):
         item.add_marker(pytest.mark.spark)
 
 

@@ -30,10 +30,21 @@ def test_linearity_is_judged_on_the_time_beyond_a_runs_fixed_cost():
     assert bench_report.growth_exponents(results, {"fresh": {"seconds": 500.0}})["exponent_beyond_fixed_cost"] is None
 
 
+@pytest.fixture(scope="module")
+def size_with_spark(tmp_path_factory) -> tuple[dict, Path]:
+    """One bench size of 300 abstracts, the Spark engine's whole run measured beside the default's
+    (a Spark run is minutes of a 2-core machine: the two tests below read the one size)."""
+    folder = tmp_path_factory.mktemp("bench")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(benchmark, "DATA", folder)
+        return benchmark.bench_size(300, engines=("spark",)), folder
+
+
 @pytest.mark.slow
-def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeypatch):
-    monkeypatch.setattr(benchmark, "DATA", tmp_path)
-    result = benchmark.bench_size(300)
+@pytest.mark.spark
+def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(size_with_spark, monkeypatch):
+    result, folder = size_with_spark
+    monkeypatch.setattr(benchmark, "DATA", folder)
     pipeline = result["pipeline"]
     assert pipeline["success"] and pipeline["papers"] > 200 and pipeline["topics"] >= 2
     assert 0.9 <= pipeline["precision"] <= 1 and 0.5 <= pipeline["recall"] <= 1
@@ -44,8 +55,9 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(tmp_path, monkeyp
     assert result["baselines"]["read_text"]["files"] == 1
     monkeypatch.setenv("DAGSTER_HOME", str(benchmark.instance_home()))  # the run was recorded as `make run` records it
     with DagsterInstance.get() as instance:
-        [run] = instance.get_runs()
-        assert run.is_success and len(instance.get_records_for_run(run.run_id, limit=1000).records) > 100
+        runs = instance.get_runs()  # the default engine's and the Spark engine's
+        assert len(runs) == 2 and all(run.is_success for run in runs)
+        assert all(len(instance.get_records_for_run(run.run_id, limit=1000).records) > 100 for run in runs)
     assert 0 <= result["baselines"]["datasketch"]["recall"] <= 1
     assert (
         set(result["nlp"]["stages"]) == {"terms", "topics", "similar", "names"}
@@ -235,9 +247,8 @@ def test_another_engine_is_reported_beside_the_default_step_by_step(capsys):
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_a_benchmark_size_measures_the_spark_engine_beside_duckdb(tmp_path, monkeypatch):
-    monkeypatch.setattr(benchmark, "DATA", tmp_path)
-    result = benchmark.bench_size(300, engines=("spark",))
+def test_a_benchmark_size_measures_the_spark_engine_beside_duckdb(size_with_spark):
+    result, _ = size_with_spark
     spark = result["engines"]["spark"]
     assert spark["success"], spark.get("failed")
     assert spark["papers"] == result["pipeline"]["papers"]

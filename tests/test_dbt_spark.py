@@ -1,6 +1,7 @@
-"""One set of dbt models for both engines: `dbt build --target spark` (dbt-spark, session method, on
-local Spark) builds from the raw tables of a DuckDB build the same marts as DuckDB did, with the
-same columns, types and rows.
+"""One set of dbt models for both engines: from the same raw tables, `dbt build --target spark`
+(dbt-spark, session method, on local Spark) builds the same marts as dbt-duckdb, with the same
+columns, types and rows. The Spark side is the session's shared `paperhouse run --engine spark`; the
+DuckDB side builds the models again from the very Parquet folders its models read.
 
 The corpus is the bundled seeds and an export beside them that fills what text lists leave empty:
 exact and near copies of seed papers, titles, author keywords, an earlier year of the venue (for the
@@ -20,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import duckdb
@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from orchestration.warm_dbt.project import build_args
-from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, venv_executable
+from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
 
 pytestmark = pytest.mark.spark
 
@@ -42,27 +42,12 @@ def raw_sources() -> list[str]:
     return [table["name"] for table in raw["tables"]]
 
 
-def export_raw_tables(build_database: Path, warehouse: Path) -> None:
-    """Each raw table as the Parquet folder the Spark engine's assets write: ``raw/<table>/``."""
-    with duckdb.connect(str(build_database), read_only=True) as con:
-        for table in raw_sources():
-            folder = warehouse / "raw" / table
-            folder.mkdir(parents=True)
-            con.execute(f"copy raw.{table} to '{folder / 'part-0.parquet'}' (format parquet)")
+def raw_parquet(warehouse: Path, table: str) -> str:
+    return f"read_parquet('{warehouse / 'raw' / table}/*.parquet')"
 
 
-def mart_parquet(warehouse: Path, table: str) -> str:
-    return f"read_parquet('{warehouse / 'marts' / table}/*.parquet')"
-
-
-def spark_dbt(args: list[str], warehouse: Path, work: Path) -> subprocess.CompletedProcess:
-    """A dbt command on the spark target, in a dbt process of its own, as dagster-dbt runs one:
-    dbt-spark's session, and its JVM, end with it."""
-    command = [
-        venv_executable("dbt"),
-        *args,
-        "--target",
-        "spark",
+def dbt_folders(work: Path) -> list[str]:
+    return [
         "--project-dir",
         str(DBT_PROJECT_DIR),
         "--profiles-dir",
@@ -72,26 +57,44 @@ def spark_dbt(args: list[str], warehouse: Path, work: Path) -> subprocess.Comple
         "--log-path",
         str(work / "logs"),
     ]
+
+
+def mart_parquet(warehouse: Path, table: str) -> str:
+    return f"read_parquet('{warehouse / 'marts' / table}/*.parquet')"
+
+
+def spark_dbt(args: list[str], warehouse: Path, work: Path) -> subprocess.CompletedProcess:
+    """A dbt command on the spark target, in a dbt process of its own, as dagster-dbt runs one:
+    dbt-spark's session, and its JVM, end with it."""
+    command = [venv_executable("dbt"), *args, "--target", "spark", *dbt_folders(work)]
     environment = {**os.environ, "PAPERHOUSE_SPARK_WAREHOUSE": str(warehouse), "PAPERHOUSE_SPARK_MASTER": "local[2]"}
     return subprocess.run(command, env=environment, capture_output=True, text=True, cwd=work, check=False)
 
 
 @pytest.fixture(scope="module")
-def duckdb_build(seeds_and_export_build) -> Path:
-    """The session's shared DuckDB build of the seeds with an export beside them."""
-    return seeds_and_export_build.warehouse
+def spark_build(spark_seeds_and_export_build) -> tuple[Path, str]:
+    """The Spark warehouse folder of the session's shared `paperhouse run --engine spark` (raw
+    Parquet its Python stages wrote, the marts its `dbt build --target spark` wrote) and the run's
+    dbt output."""
+    build = spark_seeds_and_export_build
+    return build.warehouse.parent / "spark-warehouse", (build.build_database.parent / "run.log").read_text()
 
 
 @pytest.fixture(scope="module")
-def spark_build(duckdb_build: Path, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, float]:
-    """The Spark warehouse folder after `dbt build --target spark` with the --vars the
-    orchestration passes, the dbt process's outcome and how long it took."""
-    work = tmp_path_factory.mktemp("spark")
-    warehouse = work / "warehouse"
-    export_raw_tables(resolve_paths(None, duckdb_build).build_database, warehouse)
-    started = time.monotonic()
-    result = spark_dbt(build_args(resolve_paths(None, duckdb_build).build_database), warehouse, work)
-    return warehouse, result, time.monotonic() - started
+def duckdb_build(spark_build, tmp_path_factory) -> Path:
+    """The same dbt models built by dbt-duckdb, the default engine's target, from the very raw
+    tables the Spark build's models read (its Parquet folders, loaded into a new build database)."""
+    warehouse, _ = spark_build
+    work = tmp_path_factory.mktemp("duckdb")
+    database = work / "paperhouse.duckdb"
+    with duckdb.connect(str(database)) as con:
+        con.execute("create schema raw")
+        for table in raw_sources():
+            con.execute(f"create table raw.{table} as select * from {raw_parquet(warehouse, table)}")
+    command = [venv_executable("dbt"), *build_args(database), *dbt_folders(work)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=work, check=False)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
+    return database
 
 
 def duckdb_marts(warehouse: Path) -> dict[str, list[tuple[str, str]]]:
@@ -120,16 +123,21 @@ def same_value(left, right) -> bool:
 
 
 def test_dbt_builds_every_model_and_passes_every_test_on_spark(spark_build):
-    _, result, seconds = spark_build
-    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
-    summary = next(line for line in result.stdout.splitlines() if "Done. PASS=" in line)
-    assert "ERROR=0" in summary and "SKIP=0" in summary, summary
-    print(f"dbt build --target spark: {seconds:.1f} s, {summary.split('Done. ')[1]}")
+    """The run's dbt commands (the models, then the quality history) each ended with no error and
+    nothing skipped, and between them built every model of the project."""
+    _, output = spark_build
+    summaries = [line for line in output.splitlines() if "Done. PASS=" in line]
+    assert len(summaries) == 2, output[-5000:]
+    for summary in summaries:
+        assert "ERROR=0" in summary and "SKIP=0" in summary, summary
+    finished = [line for line in output.splitlines() if line.startswith("Finished running")]
+    built = sum(int(n) for line in finished for n in re.findall(r"(\d+) (?:table|view) models?", line))
+    assert built == len(list((DBT_PROJECT_DIR / "models").rglob("*.sql"))), finished
+    print("dbt build --target spark:", "; ".join(line.split("Done. ")[1] for line in summaries))
 
 
 def test_every_mart_lands_as_parquet_with_the_contract_columns_and_types(duckdb_build, spark_build):
-    warehouse, result, _ = spark_build
-    assert result.returncode == 0, result.stdout[-3000:]
+    warehouse, _ = spark_build
     marts = duckdb_marts(duckdb_build)
     assert len(marts) > 20
     with duckdb.connect() as con:
@@ -139,8 +147,7 @@ def test_every_mart_lands_as_parquet_with_the_contract_columns_and_types(duckdb_
 
 
 def test_every_mart_has_the_same_rows_on_both_engines(duckdb_build, spark_build):
-    warehouse, result, _ = spark_build
-    assert result.returncode == 0, result.stdout[-3000:]
+    warehouse, _ = spark_build
     with duckdb.connect() as con:
         con.execute(f"attach '{duckdb_build}' as duck (read_only)")
         compared = {}
@@ -165,8 +172,7 @@ def test_every_mart_has_the_same_rows_on_both_engines(duckdb_build, spark_build)
 
 def test_term_ids_are_the_same_md5_prefix_on_both_engines(duckdb_build, spark_build):
     """term_id is a hash computed by each engine (dbt.hash): equal ids mean equal joins to terms."""
-    warehouse, result, _ = spark_build
-    assert result.returncode == 0, result.stdout[-3000:]
+    warehouse, _ = spark_build
     with duckdb.connect() as con:
         rows = con.execute(f"select term, term_id from {mart_parquet(warehouse, 'terms')}").fetchall()
     assert rows
@@ -181,8 +187,7 @@ def test_a_new_session_writes_the_marts_again_and_refuses_a_null_in_a_not_null_c
     rewritten raw folder) and replaces a mart's files, neither appending to them nor refusing the
     non-empty folder. A Parquet table takes no NOT NULL constraint, so the contract's are checked
     once it is written: a null fails the model, as DuckDB's insert fails."""
-    warehouse, result, _ = spark_build
-    assert result.returncode == 0, result.stdout[-3000:]
+    warehouse, _ = spark_build
     copy = tmp_path / "warehouse"
     shutil.copytree(warehouse, copy)
     raw_topics = copy / "raw" / "topics" / "part-0.parquet"

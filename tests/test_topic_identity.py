@@ -3,8 +3,6 @@ persist from run to run, they have subtopics, and their top terms say each idea 
 
 import itertools
 import shutil
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 from corpus import SEEDS, seed_abstracts
+from warehouses import in_process_build
 
 from paperhouse.evaluation.real_measures import near_copies
 from paperhouse.ingest.normalize import clean_text
@@ -269,10 +268,6 @@ def test_a_topic_that_disappears_is_retired_and_its_id_never_given_out_again(see
 # The pipeline: a real `paperhouse run`, then three more papers, then a lost build database
 
 
-def _paperhouse(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "paperhouse.cli", *args], capture_output=True, text=True, timeout=900)
-
-
 def _topic_marts(warehouse: Path) -> dict[str, list[tuple]]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return {
@@ -299,18 +294,16 @@ def test_topic_ids_persist_through_runs_a_new_list_and_a_lost_build_database(tmp
     seeds = tmp_path / "seeds"
     shutil.copytree(SEEDS, seeds)
     warehouse = tmp_path / "data" / "paperhouse.duckdb"
-    command = ("run", "--seeds", str(seeds), "--warehouse", str(warehouse))
-    first = _paperhouse(*command)
-    assert first.returncode == 0, first.stderr[-3000:]
+    # Runs in this process (warehouses.in_process_build, each asserting its success): what is
+    # tested is what a run keeps of the last one, not the `paperhouse` process.
+    in_process_build(seeds, warehouse)
     topics_before = _query(warehouse, "select topic_id, label from marts.topics where level = 1 order by topic_id")
     marts_before = _topic_marts(warehouse)
-    unchanged = _paperhouse(*command)
-    assert unchanged.returncode == 0, unchanged.stderr[-3000:]
+    in_process_build(seeds, warehouse)
     assert _topic_marts(warehouse) == marts_before  # the same input: the same topics, ids and rows
 
     (seeds / "new_list.txt").write_text("NeurIPS 2026 Papers\n\n" + "\n\n".join(NEW_ABSTRACTS) + "\n")
-    grown = _paperhouse(*command)
-    assert grown.returncode == 0, grown.stderr[-3000:]
+    in_process_build(seeds, warehouse)
     topics_after = _query(warehouse, "select topic_id, label from marts.topics where level = 1 order by topic_id")
     assert [t for t, _ in topics_after] == [t for t, _ in topics_before]
     assert _query(warehouse, "select count(*) from marts.topic_id_aliases where level = 1") == [(0,)]
@@ -332,6 +325,5 @@ def test_topic_ids_persist_through_runs_a_new_list_and_a_lost_build_database(tmp
     # A lost build database is restored from the published warehouse, which carries the registry.
     marts_grown = _topic_marts(warehouse)
     shutil.rmtree(warehouse.parent / f".{warehouse.name}.build")
-    recovered = _paperhouse(*command)
-    assert recovered.returncode == 0, recovered.stderr[-3000:]
+    in_process_build(seeds, warehouse)
     assert _topic_marts(warehouse) == marts_grown

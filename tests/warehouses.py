@@ -1,19 +1,24 @@
-"""Whole builds the tests share: each made once per test session (once per pytest-xdist worker)
-and read, never written, by the tests that ask for it. A build is expensive (tens of seconds of a
-2-core machine): a test that only reads a warehouse of the bundled seeds asks for ``seeds_build``
-instead of building its own; a test that changes a warehouse builds its own."""
+"""Whole builds the tests share: each made once per test session, whichever pytest-xdist worker
+asks first (``built_once``), and read, never written, by the tests that ask for it. A build is
+expensive (tens of seconds of a 2-core machine; minutes on Spark): a test that only reads a
+warehouse of the bundled seeds asks for ``seeds_build`` instead of building its own; a test that
+changes a warehouse builds its own."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from corpus import SEEDS, seed_abstracts
+from filelock import FileLock
 
 from paperhouse.settings import Paths, resolve_paths
 
@@ -35,6 +40,28 @@ class Build:
         return self.paths.build_database
 
 
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name`` that ``build`` fills once per test session: the first pytest-xdist worker
+    to ask builds it while the others wait on a file lock, then all of them read it. A build that
+    fails leaves no folder, so the next worker to ask tries again (and fails with its own error)."""
+    base = tmp_path_factory.getbasetemp()
+    # Under pytest-xdist each worker's base folder lies in the session's; without it, the base is the session's.
+    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = session / "shared" / name, session / "shared" / f"{name}.built"
+    folder.parent.mkdir(exist_ok=True)
+    with FileLock(session / "shared" / f"{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            try:
+                build(folder)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            done.touch()
+    return folder
+
+
 def paperhouse(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The `paperhouse` command as a user runs it, in a process of its own."""
     return subprocess.run(
@@ -42,10 +69,25 @@ def paperhouse(*args: str, env: dict | None = None, cwd: Path | None = None) -> 
     )
 
 
-def cli_build(seeds: Path, warehouse: Path) -> Build:
-    process = paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse))
+def cli_build(seeds: Path, warehouse: Path, *options: str, env: dict | None = None) -> Build:
+    """`paperhouse run` in a process of its own; its output is kept beside the warehouse
+    (``run.json``) for the workers that read this build without having run it (``finished_build``)."""
+    process = paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse), *options, env=env)
     assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
+    record = {"args": process.args, "returncode": process.returncode, "stdout": process.stdout}
+    (warehouse.parent / "run.json").write_text(json.dumps(record | {"stderr": process.stderr, "seeds": str(seeds)}))
     return Build(process, resolve_paths(seeds, warehouse))
+
+
+def finished_build(warehouse: Path) -> Build:
+    """The build ``cli_build`` or ``in_process_build`` made of ``warehouse``, as any worker sees it."""
+    record = json.loads((warehouse.parent / "run.json").read_text())
+    process = (
+        subprocess.CompletedProcess(record["args"], record["returncode"], record["stdout"], record["stderr"])
+        if "args" in record
+        else None
+    )
+    return Build(process, resolve_paths(Path(record["seeds"]), warehouse))
 
 
 def in_process_build(seeds: Path, warehouse: Path) -> Build:
@@ -55,6 +97,7 @@ def in_process_build(seeds: Path, warehouse: Path) -> Build:
     paths = resolve_paths(seeds, warehouse)
     outcome = run_all(paths)
     assert outcome.success, outcome.reason
+    (warehouse.parent / "run.json").write_text(json.dumps({"seeds": str(seeds)}))
     return Build(None, paths)
 
 
