@@ -235,6 +235,12 @@ def test_the_run_starts_a_warm_process_when_none_is_listening(monkeypatch, proje
     assert warm.status()["pid"] == first
     warm.close()
     assert _gone(first)
+    # A process that goes on (the UI's, a test's) closes between runs: its next run starts a new one.
+    warm.prepare(project, project / "target", "tiny.duckdb")
+    second = warm.status()["pid"]
+    assert second != first
+    warm.close()
+    assert _gone(second)
 
 
 def _wait_for_line(dbt: subprocess.Popen, text: str, timeout: float = 120.0) -> int:

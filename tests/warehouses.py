@@ -91,11 +91,17 @@ def finished_build(warehouse: Path) -> Build:
 
 
 def in_process_build(seeds: Path, warehouse: Path) -> Build:
-    """The same run in the test's own process: no Python start, no imports of its own."""
+    """The same run in the test's own process: no Python start, no imports of its own. It ends as
+    the `paperhouse run` process ends: the warm dbt process waiting for a next command is stopped,
+    so nothing writes into the build folder once the build is done (a test may remove it)."""
     from orchestration.runner import run_all
+    from orchestration.warm_dbt.worker import warm_dbt
 
     paths = resolve_paths(seeds, warehouse)
-    outcome = run_all(paths)
+    try:
+        outcome = run_all(paths)
+    finally:
+        warm_dbt().close()
     assert outcome.success, outcome.reason
     (warehouse.parent / "run.json").write_text(json.dumps({"seeds": str(seeds)}))
     return Build(None, paths)

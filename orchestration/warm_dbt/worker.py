@@ -83,7 +83,7 @@ class WarmDbt:
         """Stop the listening warm process (one running a command ends with it), once it is between
         parses, and wait for it to end; then remove the socket's folder. A warm process still parsing
         when the run ends would otherwise write its manifest into the build folder after the run
-        (a caller removing that folder then found it refilled)."""
+        (a caller removing that folder then found it refilled). A later ``prepare`` starts a new one."""
         with contextlib.suppress(OSError, ValueError):  # none is listening, or it went away meanwhile
             pid = self.status()["pid"]  # answered between parses: the parse under way is finished
             self._send({"command": "stop"})
@@ -97,6 +97,7 @@ class WarmDbt:
                     named.unlink()
 
     def _start(self, first_parse: ParseRequest) -> None:
+        self.folder.mkdir(mode=0o700, exist_ok=True)  # removed by a `close` before this run
         process = start(self.address, os.getpid(), first_parse=first_parse)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not os.path.exists(self.address):
