@@ -24,10 +24,13 @@ run: install
 	$(BIN)/paperhouse run
 
 # Every test, on both cores (pytest-xdist, a file's tests on one worker, so its module fixtures
-# are made once; each worker starts one Spark session); pytest prints the 25 slowest. `make check` is the fast tier for the edit loop: no whole builds, no JVM,
-# no browser (tests marked slow, spark or browser are left to `make test`).
+# are made once; each worker starts one Spark session), the files in tests/conftest.py's order
+# (--no-loadscope-reorder: xdist would otherwise order them by their number of tests), the shared
+# builds made beside them from the start (tests/warehouses.py); pytest prints the 25 slowest.
+# `make check` is the fast tier for the edit loop: no whole builds, no JVM, no browser (tests
+# marked slow, spark or browser are left to `make test`).
 test: install browser lint
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 check: install
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow and not spark and not browser"

@@ -5,17 +5,7 @@ from pathlib import Path
 import pytest
 from corpus import SEEDS
 from hypothesis import HealthCheck, settings
-from warehouses import (
-    Build,
-    built_once,
-    cli_build,
-    fingerprint,
-    finished_build,
-    in_process_build,
-    seeds_with_an_export,
-)
-
-from paperhouse.settings import variable
+from warehouses import SHARED_BUILDS, Build, fingerprint, shared_build, start_shared_build
 
 # Property-based tests: the default test run tries a few examples, derandomised, so CI is
 # repeatable; `make fuzz` (HYPOTHESIS_PROFILE=fuzz) tries many, at random, and keeps failing
@@ -51,29 +41,34 @@ def seeds_copy(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_builds_started(request, tmp_path_factory) -> None:
+    """The shared builds the session's tests ask for start at once, in processes of their own,
+    while the workers run other tests (tests/warehouses.py); a test waits only for what it reads."""
+    asked = {name for item in request.session.items for name in SHARED_BUILDS if name in item.fixturenames}
+    for name in SHARED_BUILDS:
+        if name in asked:
+            start_shared_build(tmp_path_factory, name)
+
+
+def _read_only(build: Build, name: str):
+    before = fingerprint(build)
+    yield build
+    assert fingerprint(build) == before, f"a test wrote into the shared build {name}: build your own"
+
+
 @pytest.fixture(scope="session")
 def seeds_build(tmp_path_factory) -> Build:
     """`paperhouse run` on the bundled seeds, as a user runs it: shared, read only."""
-    folder = built_once(tmp_path_factory, "seeds_build", lambda folder: cli_build(SEEDS, folder / "paperhouse.duckdb"))
-    build = finished_build(folder / "paperhouse.duckdb")
-    before = fingerprint(build)
-    yield build
-    assert fingerprint(build) == before, "a test wrote into the shared seeds build: build your own"
+    yield from _read_only(shared_build(tmp_path_factory, "seeds_build"), "seeds_build")
 
 
 @pytest.fixture(scope="session")
 def seeds_and_export_build(tmp_path_factory) -> Build:
     """The bundled seeds with an ICLR 2025 export beside them (titles, keywords, duplicates of the
-    seeds, a row without an abstract), built in the test process: shared, read only."""
-    folder = built_once(
-        tmp_path_factory,
-        "seeds_and_export_build",
-        lambda folder: in_process_build(seeds_with_an_export(folder), folder / "paperhouse.duckdb"),
-    )
-    build = finished_build(folder / "paperhouse.duckdb")
-    before = fingerprint(build)
-    yield build
-    assert fingerprint(build) == before, "a test wrote into the shared seeds-and-export build: build your own"
+    seeds, a row without an abstract), built in a Python process (no `paperhouse` command): shared,
+    read only."""
+    yield from _read_only(shared_build(tmp_path_factory, "seeds_and_export_build"), "seeds_and_export_build")
 
 
 @pytest.fixture(scope="session")
@@ -81,17 +76,8 @@ def spark_seeds_and_export_build(tmp_path_factory) -> Build:
     """`paperhouse run --engine spark` (``local[2]``) on the folder of ``seeds_and_export_build``, in a
     process of its own (its Spark session has this build's warehouse folder, ``spark-warehouse``
     beside the warehouse file): shared by the engine comparison and the dbt-spark tests, read only."""
-
-    def build(folder: Path) -> None:
-        spark_warehouse = folder / "spark-warehouse"
-        env = os.environ | {variable("spark_warehouse"): str(spark_warehouse), variable("spark_master"): "local[2]"}
-        cli_build(seeds_with_an_export(folder), folder / "paperhouse.duckdb", "--engine", "spark", env=env)
-
-    folder = built_once(tmp_path_factory, "spark_seeds_and_export_build", build)
-    build_ = finished_build(folder / "paperhouse.duckdb")
-    before = fingerprint(build_)
-    yield build_
-    assert fingerprint(build_) == before, "a test wrote into the shared Spark build: build your own"
+    name = "spark_seeds_and_export_build"
+    yield from _read_only(shared_build(tmp_path_factory, name), name)
 
 
 @pytest.fixture(scope="session")
@@ -107,7 +93,7 @@ def spark():
 
 # Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say;
 # tests that ask for the Spark session need the JVM.
-WHOLE_BUILDS = {"seeds_build", "seeds_and_export_build", "spark_seeds_and_export_build"}
+WHOLE_BUILDS = set(SHARED_BUILDS)
 SPARK_FIXTURES = {"spark", "spark_seeds_and_export_build"}
 
 
@@ -119,18 +105,19 @@ def pytest_itemcollected(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The files of whole Spark builds first, then those of other whole builds, then the rest, each
-    in its own order: pytest-xdist hands files out in this order (`make test`: --dist loadfile), so
-    the longest start first and the short ones fill in behind them."""
+    """Files in the order pytest-xdist hands them out (`make test`: --dist loadfile
+    --no-loadscope-reorder), the longest first so that the short ones fill in behind them: whole
+    Spark builds of their own, then the readers of the shared Spark build (started with the
+    session, ready by then), then other whole builds and the Spark session's files, then the rest."""
 
-    def weight(item) -> int:
-        return (
-            2
-            if item.get_closest_marker("slow") and item.get_closest_marker("spark")
-            else int(bool(item.get_closest_marker("slow")))
-        )
+    def tier(item) -> int:
+        slow, spark = item.get_closest_marker("slow"), item.get_closest_marker("spark")
+        return 3 if slow and spark else int(bool(slow or spark))
 
-    heaviest: dict[str, int] = {}
+    tiers: dict[str, int] = {}
     for item in items:
-        heaviest[item.module.__name__] = max(heaviest.get(item.module.__name__, 0), weight(item))
-    items.sort(key=lambda item: -heaviest[item.module.__name__])
+        tiers[item.module.__name__] = max(tiers.get(item.module.__name__, 0), tier(item))
+    for item in items:  # a file that reads the shared Spark build waits for it whatever else it does
+        if "spark_seeds_and_export_build" in item.fixturenames:
+            tiers[item.module.__name__] = 2
+    items.sort(key=lambda item: -tiers[item.module.__name__])

@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 import pytest
 import yaml
+from dbt_commands import dbt_folders, plain
 
 from orchestration.warm_dbt.project import build_args
 from paperhouse.settings import DBT_PROJECT_DIR, venv_executable
@@ -44,19 +45,6 @@ def raw_sources() -> list[str]:
 
 def raw_parquet(warehouse: Path, table: str) -> str:
     return f"read_parquet('{warehouse / 'raw' / table}/*.parquet')"
-
-
-def dbt_folders(work: Path) -> list[str]:
-    return [
-        "--project-dir",
-        str(DBT_PROJECT_DIR),
-        "--profiles-dir",
-        str(DBT_PROJECT_DIR),
-        "--target-path",
-        str(work / "target"),
-        "--log-path",
-        str(work / "logs"),
-    ]
 
 
 def mart_parquet(warehouse: Path, table: str) -> str:
@@ -206,7 +194,7 @@ def test_a_new_session_writes_the_marts_again_and_refuses_a_null_in_a_not_null_c
     assert again.returncode != 0
     assert "not_null constraint violated" in again.stdout and "label (1 rows)" in again.stdout, again.stdout[-3000:]
     # paper_topics, which needs no label, was written
-    output = re.sub(r"\x1b\[[0-9;]*m", "", again.stdout)  # without dbt's colours
+    output = plain(again.stdout)
     assert re.search(r"OK created sql table model marts\.paper_topics", output), output[-3000:]
     after = {path.name for path in (copy / "marts" / "paper_topics").glob("*.parquet")}
     assert after and not after & before  # new files in place of the old ones

@@ -6,13 +6,13 @@ changes a warehouse builds its own."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import pytest
 from corpus import SEEDS, seed_abstracts
 from filelock import FileLock
 
-from paperhouse.settings import Paths, resolve_paths
+from paperhouse.settings import Paths, resolve_paths, variable
 
 
 @dataclass(frozen=True)
@@ -40,26 +40,71 @@ class Build:
         return self.paths.build_database
 
 
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
-    """The folder ``name`` that ``build`` fills once per test session: the first pytest-xdist worker
-    to ask builds it while the others wait on a file lock, then all of them read it. A build that
-    fails leaves no folder, so the next worker to ask tries again (and fails with its own error)."""
+# The builds tests share, by the name of the session fixture that hands each out (tests/conftest.py).
+SHARED_BUILDS = ("seeds_build", "seeds_and_export_build", "spark_seeds_and_export_build")
+WAREHOUSE_NAME = "paperhouse.duckdb"
+
+
+def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test session's folder of shared builds, the same for every pytest-xdist worker."""
     base = tmp_path_factory.getbasetemp()
     # Under pytest-xdist each worker's base folder lies in the session's; without it, the base is the session's.
-    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder, done = session / "shared" / name, session / "shared" / f"{name}.built"
-    folder.parent.mkdir(exist_ok=True)
-    with FileLock(session / "shared" / f"{name}.lock"):
-        if not done.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            try:
-                build(folder)
-            except BaseException:
-                shutil.rmtree(folder, ignore_errors=True)
-                raise
-            done.touch()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared"
+    folder.mkdir(exist_ok=True)
     return folder
+
+
+def start_shared_build(tmp_path_factory: pytest.TempPathFactory, name: str) -> None:
+    """Start making the shared build ``name`` in a process of its own (this file run as a script),
+    unless a worker of this session already started it: the workers go on with other tests
+    meanwhile. The builder holds ``<name>.lock`` (``flock``) for as long as it lives, so a test that
+    needs the build waits on the lock, not on the clock."""
+    shared = shared_folder(tmp_path_factory)
+    with FileLock(shared / "start.lock"):
+        started = shared / f"{name}.started"
+        if started.exists():
+            return
+        lock = os.open(shared / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # the builder inherits the locked descriptor
+            with open(shared / f"{name}.log", "w") as log:
+                subprocess.Popen(
+                    [sys.executable, __file__, name, str(shared / name)],
+                    pass_fds=(lock,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+        finally:
+            os.close(lock)
+        started.touch()
+
+
+def shared_build(tmp_path_factory: pytest.TempPathFactory, name: str) -> Build:
+    """The shared build ``name``, once its builder has ended (started now if no worker has yet)."""
+    start_shared_build(tmp_path_factory, name)
+    shared = shared_folder(tmp_path_factory)
+    lock = os.open(shared / f"{name}.lock", os.O_RDWR)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # free once the builder has exited, however it ended
+    finally:
+        os.close(lock)
+    if not (shared / f"{name}.built").exists():
+        pytest.fail(f"the shared build {name} failed:\n{(shared / f'{name}.log').read_text()[-5000:]}")
+    return finished_build(shared / name / WAREHOUSE_NAME)
+
+
+def _build_shared(name: str, folder: Path) -> None:
+    """What the builder process of ``start_shared_build`` runs."""
+    warehouse = folder / WAREHOUSE_NAME
+    folder.mkdir(parents=True)
+    if name == "seeds_build":  # `paperhouse run` on the bundled seeds, as a user runs it
+        cli_build(SEEDS, warehouse)
+    elif name == "seeds_and_export_build":  # the seeds and an export, built in the builder's own process
+        in_process_build(seeds_with_an_export(folder), warehouse)
+    elif name == "spark_seeds_and_export_build":  # the same folder on the Spark engine (local[2])
+        spark = {variable("spark_warehouse"): str(folder / "spark-warehouse"), variable("spark_master"): "local[2]"}
+        cli_build(seeds_with_an_export(folder), warehouse, "--engine", "spark", env=os.environ | spark)
+    else:
+        raise ValueError(f"no shared build named {name!r}: one of {', '.join(SHARED_BUILDS)}")
+    (folder.parent / f"{name}.built").touch()
 
 
 def paperhouse(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -140,3 +185,7 @@ def seeds_with_an_export(folder: Path) -> Path:
     rows = export_beside_the_seeds(seed_abstracts())
     (seeds / "iclr_2025.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return seeds
+
+
+if __name__ == "__main__":  # the builder process of `start_shared_build`: python warehouses.py <name> <folder>
+    _build_shared(sys.argv[1], Path(sys.argv[2]))
