@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
 from orchestration.definitions import build_definitions
+from orchestration.warm_dbt.worker import close_warm_dbt
 from paperhouse.settings import Paths
 from paperhouse.warehouse import locking
 
@@ -62,20 +63,24 @@ def run_all(
     """Build and publish the warehouse; ``locking.RunLockBusy`` at once when another run holds it.
 
     The lock is taken here, before Dagster starts (so a refused run does no work and leaves no
-    trace), and again, re-entrantly, by the run's ``warehouse`` resource.
+    trace), and again, re-entrantly, by the run's ``warehouse`` resource. The warm dbt processes
+    the run started are stopped before the lock is let go.
     """
     with locking.run_lock(paths.run_lock, timeout=0):
         defs = build_definitions(seeds_dir=str(paths.seeds_dir), warehouse=str(paths.warehouse), engine=engine)
         job = defs.resolve_job_def("build_warehouse")
         # dbt's own log lines go to stdout; keep them in a file beside the build, not in the summary.
         log_file = paths.build_dir / "run.log"
-        with _instance() as instance, open(log_file, "w") as log, redirect_stdout(log):
-            result = job.execute_in_process(
-                run_config=run_config(log_level, full_refresh, keyphrase_embeddings),
-                instance=instance,
-                raise_on_error=False,
-            )
-            return _outcome(result, str(log_file), instance)
+        try:
+            with _instance() as instance, open(log_file, "w") as log, redirect_stdout(log):
+                result = job.execute_in_process(
+                    run_config=run_config(log_level, full_refresh, keyphrase_embeddings),
+                    instance=instance,
+                    raise_on_error=False,
+                )
+                return _outcome(result, str(log_file), instance)
+        finally:
+            close_warm_dbt()  # the run's last dbt command has run: nothing may write into its build folder
 
 
 def _outcome(result, log_file: str, instance: DagsterInstance) -> RunOutcome:

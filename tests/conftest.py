@@ -45,9 +45,8 @@ def seeds_copy(tmp_path: Path) -> Path:
 def shared_builds_started(request, tmp_path_factory) -> None:
     """The shared builds the session's tests ask for start at once, in processes of their own,
     while the workers run other tests (tests/warehouses.py); a test waits only for what it reads."""
-    asked = {name for item in request.session.items for name in SHARED_BUILDS if name in item.fixturenames}
     for name in SHARED_BUILDS:
-        if name in asked:
+        if any(name in item.fixturenames for item in request.session.items):
             start_shared_build(tmp_path_factory, name)
 
 

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from dbt_commands import dbt_folders, passed_unit_tests, unit_tests
@@ -17,9 +18,15 @@ from orchestration.warm_dbt.project import WITHOUT_UNIT_TESTS, build_args
 from paperhouse.settings import venv_executable
 
 
-def assert_every_unit_test_passed(result: subprocess.CompletedProcess) -> None:
+def assert_every_unit_test_passes(work: Path, variables: dict, *target: str) -> None:
+    """`dbt test --select test_type:unit` on the database or warehouse ``variables`` name: every
+    unit test of the project's YAML passes."""
+    command = [venv_executable("dbt"), "test", "--select", "test_type:unit", *target,
+               "--vars", json.dumps(variables), *dbt_folders(work)]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, cwd=work, check=False)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
-    assert len(unit_tests()) >= 10 and passed_unit_tests(result.stdout) == unit_tests(), result.stdout[-5000:]
+    expected = unit_tests()
+    assert len(expected) >= 10 and passed_unit_tests(result.stdout) == expected, result.stdout[-5000:]
 
 
 def test_production_builds_leave_the_unit_tests_out_and_run_the_data_tests(seeds_build):
@@ -35,9 +42,7 @@ def test_every_unit_test_passes_on_duckdb(seeds_build, tmp_path):
     a build made)."""
     database = tmp_path / seeds_build.build_database.name
     shutil.copy(seeds_build.build_database, database)
-    command = [venv_executable("dbt"), "test", "--select", "test_type:unit",
-               "--vars", json.dumps({"database_path": str(database)}), *dbt_folders(tmp_path)]  # fmt: skip
-    assert_every_unit_test_passed(subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, check=False))
+    assert_every_unit_test_passes(tmp_path, {"database_path": str(database)})
 
 
 @pytest.mark.spark
@@ -47,6 +52,4 @@ def test_every_unit_test_passes_on_spark(spark_seeds_and_export_build, tmp_path)
     copy = tmp_path / "spark-warehouse"
     shutil.copytree(spark_seeds_and_export_build.warehouse.parent / "spark-warehouse", copy)
     spark = {"database_path": "paperhouse.duckdb", "spark_warehouse": str(copy), "spark_master": "local[2]"}
-    command = [venv_executable("dbt"), "test", "--select", "test_type:unit", "--target", "spark",
-               "--vars", json.dumps(spark), *dbt_folders(tmp_path)]  # fmt: skip
-    assert_every_unit_test_passed(subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, check=False))
+    assert_every_unit_test_passes(tmp_path, spark, "--target", "spark")

@@ -210,6 +210,7 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
 
     import paperhouse.ingest.reading as ingest_module
     from orchestration.runner import run_all
+    from orchestration.warm_dbt.worker import warm_dbt
     from paperhouse.settings import resolve_paths
 
     seeds = tmp_path / "seeds"
@@ -272,6 +273,7 @@ def test_messy_folder_ingests_duplicates_and_rejects_bad_input(tmp_path, monkeyp
     paths = resolve_paths(seeds, tmp_path / "out" / "warehouse.duckdb")
     outcome = run_all(paths)
     assert outcome.success, outcome.reason
+    assert not warm_dbt().listening  # the run stopped its warm dbt: nothing writes into its build folder now
     assert outcome.checks_failed == []
     assert [w.split(" ")[0] for w in outcome.checks_warned] == ["raw/source_records:no_rejected_records"]
     whole_files = {

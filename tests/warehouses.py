@@ -40,9 +40,8 @@ class Build:
         return self.paths.build_database
 
 
-# The builds tests share, by the name of the session fixture that hands each out (tests/conftest.py).
-SHARED_BUILDS = ("seeds_build", "seeds_and_export_build", "spark_seeds_and_export_build")
 WAREHOUSE_NAME = "paperhouse.duckdb"
+BUILT = "built"  # the marker a builder leaves in its folder once its build succeeded
 
 
 def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -86,25 +85,9 @@ def shared_build(tmp_path_factory: pytest.TempPathFactory, name: str) -> Build:
         fcntl.flock(lock, fcntl.LOCK_EX)  # free once the builder has exited, however it ended
     finally:
         os.close(lock)
-    if not (shared / f"{name}.built").exists():
+    if not (shared / name / BUILT).exists():
         pytest.fail(f"the shared build {name} failed:\n{(shared / f'{name}.log').read_text()[-5000:]}")
     return finished_build(shared / name / WAREHOUSE_NAME)
-
-
-def _build_shared(name: str, folder: Path) -> None:
-    """What the builder process of ``start_shared_build`` runs."""
-    warehouse = folder / WAREHOUSE_NAME
-    folder.mkdir(parents=True)
-    if name == "seeds_build":  # `paperhouse run` on the bundled seeds, as a user runs it
-        cli_build(SEEDS, warehouse)
-    elif name == "seeds_and_export_build":  # the seeds and an export, built in the builder's own process
-        in_process_build(seeds_with_an_export(folder), warehouse)
-    elif name == "spark_seeds_and_export_build":  # the same folder on the Spark engine (local[2])
-        spark = {variable("spark_warehouse"): str(folder / "spark-warehouse"), variable("spark_master"): "local[2]"}
-        cli_build(seeds_with_an_export(folder), warehouse, "--engine", "spark", env=os.environ | spark)
-    else:
-        raise ValueError(f"no shared build named {name!r}: one of {', '.join(SHARED_BUILDS)}")
-    (folder.parent / f"{name}.built").touch()
 
 
 def paperhouse(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -136,17 +119,11 @@ def finished_build(warehouse: Path) -> Build:
 
 
 def in_process_build(seeds: Path, warehouse: Path) -> Build:
-    """The same run in the test's own process: no Python start, no imports of its own. It ends as
-    the `paperhouse run` process ends: the warm dbt process waiting for a next command is stopped,
-    so nothing writes into the build folder once the build is done (a test may remove it)."""
+    """The same run in the test's own process: no Python start, no imports of its own."""
     from orchestration.runner import run_all
-    from orchestration.warm_dbt.worker import warm_dbt
 
     paths = resolve_paths(seeds, warehouse)
-    try:
-        outcome = run_all(paths)
-    finally:
-        warm_dbt().close()
+    outcome = run_all(paths)
     assert outcome.success, outcome.reason
     (warehouse.parent / "run.json").write_text(json.dumps({"seeds": str(seeds)}))
     return Build(None, paths)
@@ -187,5 +164,33 @@ def seeds_with_an_export(folder: Path) -> Path:
     return seeds
 
 
+def _seeds(folder: Path) -> None:
+    """`paperhouse run` on the bundled seeds, as a user runs it."""
+    cli_build(SEEDS, folder / WAREHOUSE_NAME)
+
+
+def _seeds_and_export(folder: Path) -> None:
+    """The seeds and an export, built in the builder's own process."""
+    in_process_build(seeds_with_an_export(folder), folder / WAREHOUSE_NAME)
+
+
+def _spark_seeds_and_export(folder: Path) -> None:
+    """The same folder on the Spark engine (``local[2]``), its Parquet in ``spark-warehouse``."""
+    spark = {variable("spark_warehouse"): str(folder / "spark-warehouse"), variable("spark_master"): "local[2]"}
+    cli_build(seeds_with_an_export(folder), folder / WAREHOUSE_NAME, "--engine", "spark", env=os.environ | spark)
+
+
+# The builds tests share, by the name of the session fixture that hands each out (tests/conftest.py).
+BUILDERS = {
+    "seeds_build": _seeds,
+    "seeds_and_export_build": _seeds_and_export,
+    "spark_seeds_and_export_build": _spark_seeds_and_export,
+}
+SHARED_BUILDS = tuple(BUILDERS)
+
+
 if __name__ == "__main__":  # the builder process of `start_shared_build`: python warehouses.py <name> <folder>
-    _build_shared(sys.argv[1], Path(sys.argv[2]))
+    built = Path(sys.argv[2])
+    built.mkdir(parents=True)
+    BUILDERS[sys.argv[1]](built)
+    (built / BUILT).touch()

@@ -141,3 +141,11 @@ def warm_dbt() -> WarmDbt:
         _warm_dbt = WarmDbt()
         atexit.register(_warm_dbt.close)
     return _warm_dbt
+
+
+def close_warm_dbt() -> None:
+    """Stop this process's warm dbt processes, if it started any: what a run does when it ends, so
+    that no warm process waits for a command that never comes, or writes into the run's build
+    folder after it (a process that goes on, a test's, starts new ones for its next run)."""
+    if _warm_dbt is not None:
+        _warm_dbt.close()
