@@ -23,6 +23,10 @@ settings.register_profile(
 FUZZING = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 settings.load_profile("fuzz" if FUZZING else "default_run")
 
+# Every JVM the tests start (in this process, its builders and subprocesses) takes the suite's
+# Spark settings (tests/spark_conf/spark-defaults.conf), unless the caller brings its own.
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).with_name("spark_conf")))
+
 
 def pytest_configure(config):
     """Runs that tests make keep their Dagster run history in memory (an ephemeral instance:

@@ -272,3 +272,11 @@ def test_the_real_lists_read_as_on_duckdb(spark, part, capsys):
     assert intake.read_on_driver == ()
     assert to_polars(intake.parsed).height == to_polars(intake.records).height  # one file per content here
     assert PARSED_RECORD_SCHEMA.keys() == set(intake.parsed.columns)
+
+
+def test_the_suite_s_jvms_take_its_spark_settings(spark):
+    """tests/spark_conf: every JVM of the suite interprets its tiny queries and runs a light JIT and
+    collector (conftest sets SPARK_CONF_DIR before any JVM starts; Spark reads its defaults there)."""
+    conf = spark.sparkContext.getConf()
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
+    assert "-XX:TieredStopAtLevel=1" in conf.get("spark.driver.defaultJavaOptions", "")
