@@ -13,6 +13,7 @@ import pytest
 from corpus import SEEDS, seed_abstracts
 from warehouses import in_process_build
 
+from paperhouse.evaluation import real_data
 from paperhouse.evaluation.real_measures import near_copies
 from paperhouse.ingest.normalize import clean_text
 from paperhouse.nlp.analysis import analyse
@@ -92,22 +93,38 @@ def test_a_few_percent_more_papers_keep_the_previous_number_of_topics_a_candidat
             assert previous in candidate_sizes(grown, previous), (n, grown)
 
 
-def test_the_smallest_size_within_one_standard_error_is_kept_unless_the_previous_one_qualifies():
-    def trial(k, coherence, spread=0.02, largest=0.1):
-        return SizeTrial(k, coherence, spread, largest, None, None)
+def test_the_first_size_tried_without_a_catch_all_topic_is_kept():
+    def trial(k, largest=0.1, coherence=0.3):
+        return SizeTrial(k, coherence, largest, None, None)
 
-    trials = [trial(15, 0.30), trial(18, 0.31), trial(22, 0.35)]
-    assert choose(trials).n_topics == 22  # clearly better: beyond one standard error
-    trials = [trial(15, 0.33), trial(18, 0.34), trial(22, 0.345)]
-    assert choose(trials).n_topics == 15
-    assert choose(trials, previous=18).n_topics == 18
-    assert choose([trial(15, 0.40, largest=0.35), trial(18, 0.30)]).n_topics == 18  # no catch-all topic
+    # Coherence decides nothing: a more coherent larger size does not displace the first that qualifies.
+    assert choose([trial(15), trial(16, coherence=0.5), trial(18, coherence=0.6)]).n_topics == 15
+    assert choose([trial(15, largest=0.35), trial(16), trial(18)]).n_topics == 16  # 15 has a catch-all
+    assert choose([trial(15, largest=0.35), trial(16, largest=0.25)]).n_topics == 16  # else the least lopsided
+    # The previous run's size is tried first, then topic_count and one topic more at a time.
+    assert candidate_sizes(2_900, previous=16) == [16, 15, 17, 18, 22]
+    assert candidate_sizes(2_900) == [15, 16, 17, 18, 22]
 
 
 def test_three_percent_more_papers_keep_the_number_of_topics(seeds_model):
     grown = papers(seed_abstracts() + NEW_ABSTRACTS)  # 76 -> 79 papers
     assert fitted(grown).topics.height == seeds_model.topics.height
     assert fitted(grown, previous_size=seeds_model.topics.height).topics.height == seeds_model.topics.height
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not real_data.available(), reason="the real lists are missing (PAPERHOUSE_REALDATA)")
+def test_five_percent_more_real_papers_move_the_number_of_topics_by_one_at_most(tmp_path):
+    """The tune half of the conference lists, then with a slice of the other half (5% more papers):
+    fresh fits, and a fit with the first run's history, differ by one topic at most."""
+    tune = real_data.write_half("conferences", "tune", tmp_path).labels["text"].to_list()
+    report = real_data.write_half("conferences", "report", tmp_path).labels["text"].to_list()
+    grown = papers(tune + report[: len(tune) // 20])
+    first = topic_ids.assign(fitted(papers(tune)), topic_ids.empty_history(), "run-1", NOW)
+    assert abs(fitted(grown).topics.height - first.model.topics.height) <= 1
+    history = persisted(first)
+    second = topic_ids.assign(fitted(grown, history.size), history, "run-2", NOW)
+    assert abs(second.model.topics.height - first.model.topics.height) <= 1
 
 
 # ---------------------------------------------------------------------------------------------

@@ -261,7 +261,10 @@ def format_report(report: dict) -> str:
             f"precision {row['precision']}  recall {row['recall']}"
         )
     lines += [f"  wrong: {w['paper']}: {w['predicted']!r} (gold {w['gold']!r})" for w in names["wrong"]]
-    lines.append(f"Topics: {topics['topics']} chosen by coherence; sizes tried (k, mean NPMI, largest share):")
+    lines.append(
+        f"Topics: {topics['topics']} kept (the first size without a catch-all topic);"
+        " sizes tried (k, mean NPMI, largest share):"
+    )
     lines.append(
         "  "
         + "  ".join(

@@ -43,6 +43,7 @@ from paperhouse.evaluation.real_measures import (
     shared_keyword_share,
     topic_npmi,
 )
+from paperhouse.evaluation.term_kinds import acronym_precision, alias_precision
 from paperhouse.nlp.keyphrases.embeddings import Embed, minilm, rank_by_embeddings
 from paperhouse.nlp.keyphrases.noun_phrases import term_keys
 from paperhouse.nlp.stems import stem_key
@@ -107,6 +108,8 @@ def read_marts(warehouse: Path) -> dict[str, pl.DataFrame]:
         # What the run's analysis mined (keyword-only terms are added after it), and their aliases.
         "mined_terms": "select term from marts.terms where kind != 'keyword'",
         "aliases": "select alias, term from marts.term_aliases",
+        "acronyms": "select term from marts.terms where kind = 'acronym'",
+        "acronym_aliases": "select alias, term from marts.term_aliases where alias_kind = 'acronym'",
         "topic_terms": "select topic_id, list(term order by rank) as terms from marts.topic_terms group by topic_id",
         "paper_topics": "select paper_id, topic_id from marts.paper_topics where is_primary",
         "similar": "select paper_id, similar_paper_id from marts.similar_papers where rank <= 5",
@@ -278,6 +281,10 @@ def evaluate_half(conferences: Half, inspec: Half, scratch: Path, embed: Embed) 
         "similar": evaluate_similar(records, marts),
         "names": evaluate_names(records),
         "corpus_terms": evaluate_corpus_terms(conferences.labels, marts),
+        "term_kinds": {
+            "acronyms": acronym_precision(conferences.labels["text"].to_list(), marts["acronyms"]["term"].to_list()),
+            "aliases": alias_precision(conferences.labels["text"].to_list(), marts["acronym_aliases"]),
+        },
     }
 
 
@@ -316,6 +323,10 @@ def topics_grow(report: dict) -> bool:
 
 def targets_met(half_report: dict) -> dict[str, bool]:
     return {name: bool(judge(half_report)) for name, judge in TARGETS.items()}
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
 
 
 def format_report(report: dict) -> str:
@@ -357,6 +368,12 @@ def format_report(report: dict) -> str:
         lines.append(
             f"  top {TOP_CORPUS_TERMS} corpus terms that are author keywords: {c['keyword_share']:.0%} "
             f"({', '.join(c['top'])}, ...)"
+        )
+        acronyms, aliases = r["term_kinds"]["acronyms"], r["term_kinds"]["aliases"]
+        lines.append(
+            f"  term kinds: {_share(acronyms['precision'])} of {acronyms['terms']} acronym terms written or defined as"
+            f" acronyms; {_share(aliases['precision'])} of {aliases['aliases']} acronym aliases (defined in the texts)"
+            f" name their whole long form (wrong: {', '.join(aliases['wrong'][:4]) or 'none'})"
         )
         lines.append("  targets" + (" (judged here)" if half == "report" else " (for reference)"))
         lines += [f"    {'met ' if ok else 'MISS'} {name}" for name, ok in targets_met(r).items()]

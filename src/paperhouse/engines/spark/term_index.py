@@ -70,7 +70,11 @@ def index_terms_on_spark(papers: DataFrame, max_words: int = 4, max_terms: int =
     counts = _map(
         papers, partial(parts.ngram_counts_of, verbs=verbs, majority=majority, max_words=max_words), parts.COUNT_SCHEMA
     ).persist()
-    capitalised = _map(papers, parts.capitalised_of, parts.WORD_SCHEMA).distinct()
+    capitalised = (
+        _map(papers, parts.capitalised_of, parts.CAPITALISED_SCHEMA)
+        .groupBy(F.col("word").alias("term"))
+        .agg(F.sum("capital_uses").alias("capital_uses"))
+    )
 
     # Spelling variants merge into the one written most often, then the first in sort order (Spark,
     # like Polars, orders strings by code point); a term is dropped when the one it became is stock.
@@ -86,10 +90,7 @@ def index_terms_on_spark(papers: DataFrame, max_words: int = 4, max_terms: int =
         .agg(F.sum("count").cast("int").alias("count"), F.sum("heads").cast("int").alias("heads"))
     ).persist()
 
-    sums = _term_sums(merged).join(
-        capitalised.select(F.col("word").alias("term"), F.lit(True).alias("capitalised")), "term", "left"
-    )
-    sums = sums.fillna(False, subset=["capitalised"])
+    sums = _term_sums(merged).join(capitalised, "term", "left").fillna(0, subset=["capital_uses"])
     terms = _map(sums, partial(parts.described_terms_of, n_papers=n_papers), parts.TERM_SCHEMA).persist()
     recurrence = _phrase_recurrence(terms)
     weighed = _map(

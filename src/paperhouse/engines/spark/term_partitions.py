@@ -42,7 +42,7 @@ DEFINITION_SCHEMA = pa.schema(
     ]
 )
 KEY_SCHEMA = pa.schema([("key", pa.string())])
-WORD_SCHEMA = pa.schema([("word", pa.string())])
+CAPITALISED_SCHEMA = pa.schema([("word", pa.string()), ("capital_uses", pa.int64())])
 COUNT_SCHEMA = pa.schema(
     [("paper_id", pa.string()), ("term", pa.string()), ("count", pa.int32()), ("heads", pa.int32())]
 )
@@ -130,7 +130,7 @@ def capitalised_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch
     """``capitalised_words`` of the partition's papers."""
     papers = frame_of(batches)
     if papers is not None:
-        yield from record_batches(capitalised_words(papers).alias("word").to_frame(), WORD_SCHEMA)
+        yield from record_batches(capitalised_words(papers), CAPITALISED_SCHEMA)
 
 
 def ngram_counts_of(
@@ -149,7 +149,9 @@ def ngram_counts_of(
         spelled=spelled,
         spellings=spellings,
         expansions=pl.concat([own, majority.cast(own.schema)]),
-        capitalised=pl.Series("word", [], pl.String),  # the kinds of terms are told corpus-wide
+        capitalised=pl.DataFrame(
+            schema={"word": pl.String, "capital_uses": pl.Int64}
+        ),  # the kinds of terms are told corpus-wide
     )
     del papers, spelled
     counted = count_paper_ngrams(words, max_words)
@@ -171,11 +173,10 @@ def annotated_terms_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordB
 
 
 def described_terms_of(batches: Iterable[pa.RecordBatch], n_papers: int) -> Iterator[pa.RecordBatch]:
-    """``describe_terms`` of the merged terms' sums; ``capitalised`` flags the capitalised ones."""
+    """``describe_terms`` of the merged terms' sums, their ``capital_uses`` summed over the corpus."""
     sums = frame_of(batches)
     if sums is not None:
-        capitalised = sums.filter("capitalised")["term"]
-        yield from record_batches(describe_terms(sums, n_papers, capitalised), TERM_SCHEMA)
+        yield from record_batches(describe_terms(sums, n_papers), TERM_SCHEMA)
 
 
 def long_form_keys_of(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -51,7 +51,7 @@ from paperhouse.nlp.terms.acronym_expansion import (
     position_in,
 )
 from paperhouse.nlp.terms.ngram_counts import count_ngrams, number_ngrams
-from paperhouse.nlp.terms.table import describe_terms, merge_spellings, stock_terms, term_sums
+from paperhouse.nlp.terms.table import describe_terms, merge_spellings, stock_terms, term_sums, with_capital_uses
 from paperhouse.nlp.terms.weights import (
     MAX_SHARED_TERMS_PER_PAPER,
     PAPER_TERM_SCHEMA,
@@ -176,7 +176,7 @@ class PaperWords:
     spelled: list[SpelledBatch]  # ``spell``'s batches; ``index_words`` empties it as it codes them
     spellings: pl.DataFrame  # ``spell``'s spellings
     expansions: pl.DataFrame  # ``expansions``: the acronyms to expand
-    capitalised: pl.Series  # ``capitalised_words``
+    capitalised: pl.DataFrame  # ``capitalised_words``
 
 
 def read_words(papers: pl.DataFrame) -> PaperWords:
@@ -210,7 +210,7 @@ def index_words(
     parts, vocabulary = counted
     parts, spellings = merge_spellings(parts, vocabulary, stock_terms(vocabulary))
     sums = term_sums(parts, vocabulary.height).join(vocabulary, on="term_idx")
-    terms = describe_terms(sums, len(paper_ids), words.capitalised)
+    terms = describe_terms(with_capital_uses(sums, words.capitalised), len(paper_ids))
     paper_terms, weights = weigh(parts, terms, vocabulary, paper_ids, max_terms)
     aliases = pl.concat([acronym_aliases(expansions, terms), spellings.join(terms.select("term"), on="term")])
     return TermIndex(
@@ -362,8 +362,11 @@ def word_pieces(papers: pl.DataFrame) -> pl.LazyFrame:
     )
 
 
-def capitalised_words(papers: pl.DataFrame) -> pl.Series:
-    """Lower-cased words that are written in capitals (SAE, CoT), never as ordinary words."""
+def capitalised_words(papers: pl.DataFrame) -> pl.DataFrame:
+    """``word`` (lower case, a plural's "s" off) and ``capital_uses``: how often the texts write each
+    word in capitals (SAE, CoT, GPT-4); ``describe_terms`` weighs them against all its uses."""
     written = papers.lazy().select(word=pl.col("text").str.extract_all(_CAPITALISED)).explode("word").drop_nulls()
-    capitalised = written.select(pl.col("word").str.to_lowercase().str.replace(r"s$", "")).unique().collect()
-    return capitalised["word"]
+    # Mostly capitals (GAN, LoRA, CoT): a name in camel case (MixStyle, CryptoGCN) is no acronym.
+    mostly = 2 * pl.col("word").str.count_matches(r"[A-Z]") > pl.col("word").str.count_matches(r"[A-Za-z]")
+    words = written.filter(mostly).select(pl.col("word").str.to_lowercase().str.replace(r"s$", ""))
+    return words.group_by("word").agg(capital_uses=pl.len().cast(pl.Int64)).sort("word").collect()

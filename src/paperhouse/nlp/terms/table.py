@@ -87,10 +87,17 @@ def stock_term(term: pl.Expr) -> pl.Expr:
     )
 
 
-def describe_terms(sums: pl.DataFrame, n_papers: int, capitalised: pl.Series) -> pl.DataFrame:
-    """Each term's row from its sums over the corpus (``term``, ``papers``, ``uses``, ``heads``; other
-    columns kept): ``doc_freq``, ``head_share``, ``n_words``, ``idf`` and ``kind`` (``capitalised``:
-    ``capitalised_words`` of the corpus)."""
+def with_capital_uses(sums: pl.DataFrame, capitalised: pl.DataFrame) -> pl.DataFrame:
+    """The terms' sums with ``capital_uses`` (0 where none) from ``capitalised_words``."""
+    uses = capitalised.select(term="word", capital_uses="capital_uses")
+    return sums.join(uses, on="term", how="left").with_columns(pl.col("capital_uses").fill_null(0))
+
+
+def describe_terms(sums: pl.DataFrame, n_papers: int) -> pl.DataFrame:
+    """Each term's row from its sums over the corpus (``term``, ``papers``, ``uses``, ``heads``,
+    ``capital_uses``; other columns kept): ``doc_freq``, ``head_share``, ``n_words``, ``idf`` and
+    ``kind``. A word is an acronym when the texts mostly write it in capitals: a heading in capitals
+    ("GRAPH NEURAL NETWORKS") or a label ("Estimator B") does not make "graph" or "estimator" one."""
     return sums.with_columns(
         doc_freq=pl.col("papers").cast(pl.Int32),
         head_share=pl.col("heads") / pl.col("uses"),
@@ -98,7 +105,7 @@ def describe_terms(sums: pl.DataFrame, n_papers: int, capitalised: pl.Series) ->
         idf=((1 + n_papers) / (1 + pl.col("papers").cast(pl.Int32))).log() + 1,
         kind=pl.when(pl.col("term").str.contains(r"[ -]"))
         .then(pl.lit("phrase"))
-        .when(pl.col("term").is_in(capitalised.implode()))
+        .when(2 * pl.col("capital_uses") > pl.col("uses"))
         .then(pl.lit("acronym"))
         .otherwise(pl.lit("word")),
     )

@@ -1,7 +1,7 @@
 """A deterministic two-level topic model: NMF over the papers' term weights.
 
 **Topics (level 1).** NMF over the papers' term weights; how many grows with the corpus, and the
-size kept is chosen by coherence among a few fitted (``paperhouse.nlp.topics.sizes``).
+size kept is the first tried without a catch-all topic (``paperhouse.nlp.topics.sizes``).
 
 **Subtopics (level 2).** Each topic's papers are split again by NMF (``paperhouse.nlp.topics.subtopics``).
 Every paper has one primary subtopic, under its primary topic.
@@ -20,7 +20,6 @@ paper; the vocabulary is capped to the 5,000 most widely shared terms.
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from scipy.sparse import csc_matrix, csr_matrix
 from paperhouse.nlp.sklearn_setup import NMF_MAX_ITER, NMF_TOLERANCE, import_sklearn
 from paperhouse.nlp.terms.extraction import TermWeights
 from paperhouse.nlp.topics.coherence import text_presence
-from paperhouse.nlp.topics.sizes import SizeTrial, candidate_sizes, choose
+from paperhouse.nlp.topics.sizes import SizeTrial, candidate_sizes, choose, has_catch_all
 from paperhouse.nlp.topics.subtopics import split_topics
 from paperhouse.nlp.topics.top_terms import label, top_terms
 
@@ -105,7 +104,7 @@ def fit_topics(
     previous_size: int | None = None,
 ) -> TopicModel:
     """Papers' term weights (e.g. TF-IDF) -> topics and subtopics, the number of topics chosen by
-    coherence unless ``n_topics``. ``texts`` (``paper_id``, ``text``; ``sample_texts``) are what
+    ``paperhouse.nlp.topics.sizes`` unless ``n_topics``. ``texts`` (``paper_id``, ``text``; ``sample_texts``) are what
     the top terms' coherence is measured on; ``previous_size`` is the last run's number of topics."""
     import_sklearn()
     from threadpoolctl import threadpool_limits
@@ -132,8 +131,8 @@ def fit_topics(
         return _with_subtopics(level, paper_ids, matrix, slice(None), ones, ones, terms, held)
 
     # The solver's matrix products are small: OpenBLAS threads cost more to wake than they save
-    # (3x slower fits measured with two threads on two cores). The cores fit sizes side by side
-    # instead: the solver releases the GIL, and each fit is independent, so results do not change.
+    # (3x slower fits measured with two threads on two cores). The pool's threads read which texts
+    # hold which terms beside the fits, and fit the subtopics side by side.
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         sample_texts = None if texts is None else _aligned_texts(texts, paper_ids[sample])
         fit = fit_sample(sample_matrix, terms, n_papers, sample_texts, previous_size, n_topics, pool)
@@ -163,8 +162,9 @@ def fit_sample(
     pool: ThreadPoolExecutor,
 ) -> SampleFit:
     """The sizes of ``candidate_sizes(n_papers)`` (or ``n_topics``) fitted on the sample's rows of
-    the topic vocabulary's columns, and the one kept (``choose``). ``sample_texts``: the sample's
-    texts in row order. Bounded by the sample: the Spark engine runs it on the driver."""
+    the topic vocabulary's columns, in order until one has no catch-all topic (``choose``).
+    ``sample_texts``: the sample's texts in row order. Bounded by the sample: the Spark engine runs
+    it on the driver."""
     from sklearn.decomposition import NMF
 
     used = (sample_matrix > 0).astype(np.float64).tocsc()
@@ -173,31 +173,24 @@ def fit_sample(
         model = NMF(n_components=k, init="nndsvd", max_iter=NMF_MAX_ITER, tol=NMF_TOLERANCE, random_state=0)
         sample_weights = model.fit_transform(sample_matrix)
         shares = np.bincount(sample_weights.argmax(axis=1), minlength=k) / sample_weights.shape[0]
-        # The size is judged on the term weights' own co-occurrences, whether or not texts are given,
-        # so the texts never change which model is kept.
         coherence = np.array([top_terms(row, used, terms)[2] for row in model.components_])
-        return SizeTrial(
-            k,
-            float(coherence.mean()),
-            float(coherence.std() / math.sqrt(k)),
-            float(shares.max()),
-            model,
-            sample_weights,
-        )
+        return SizeTrial(k, float(coherence.mean()), float(shares.max()), model, sample_weights)
 
-    # Largest first, as a fit's cost grows with its size: taken smallest first, the largest fit
-    # started last and ran alone.
     # NNDSVD needs no more components than the sample has rows and terms: a list whose papers
     # share only a few terms is fitted at that many topics at most.
     most = min(sample_matrix.shape)
-    sizes = sorted({min(k, most) for k in ([n_topics] if n_topics else candidate_sizes(n_papers, previous_size))})
-    # Which texts hold which terms is read beside the first fits (it is only needed after them).
+    sizes = [n_topics] if n_topics else candidate_sizes(n_papers, previous_size)
+    # Which texts hold which terms is read beside the fits (it is only needed after them).
     reading = None if sample_texts is None else pool.submit(text_presence, sample_texts, terms)
-    trials = sorted(pool.map(trial, sorted(sizes, reverse=True)), key=lambda t: t.n_topics)
+    trials: list[SizeTrial] = []
+    for k in dict.fromkeys(min(size, most) for size in sizes):
+        trials.append(trial(k))
+        if not has_catch_all(trials[-1]):
+            break
     held = used if reading is None else reading.result()
-    best = choose(trials, previous_size)
+    best = choose(trials)
     selection = pl.DataFrame(
-        [(t.n_topics, t.coherence, t.largest_share, t is best) for t in trials],
+        [(t.n_topics, t.coherence, t.largest_share, t is best) for t in sorted(trials, key=lambda t: t.n_topics)],
         schema=SELECTION_SCHEMA,
         orient="row",
     )
