@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 import polars as pl
 import pyarrow as pa
 
+from paperhouse.engines.spark.frames import record_batches
 from paperhouse.nlp.terms.acronym_expansion import acronym_definitions, acronym_expansions, lowercase_uses
 from paperhouse.nlp.terms.extraction import (
     MAX_TERMS_PER_PAPER,
@@ -84,11 +85,6 @@ def frame_of(batches: Iterable[pa.RecordBatch]) -> pl.DataFrame | None:
     """The partition's rows as one frame; None for an empty partition."""
     batches = [batch for batch in batches if batch.num_rows]
     return pl.from_arrow(pa.Table.from_batches(batches)) if batches else None
-
-
-def record_batches(frame: pl.DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """``frame`` as record batches of exactly ``schema`` (Polars writes large and view strings)."""
-    yield from frame.select(schema.names).to_arrow().cast(schema).to_batches()
 
 
 def _numbered_papers(batches: Iterable[pa.RecordBatch]) -> pl.DataFrame | None:

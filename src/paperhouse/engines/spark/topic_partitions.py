@@ -9,7 +9,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from paperhouse.engines.spark.term_partitions import frame_of, record_batches
+from paperhouse.engines.spark.frames import record_batches
+from paperhouse.engines.spark.term_partitions import frame_of
 from paperhouse.nlp.terms.weights import weight_matrix
 from paperhouse.nlp.topics.model import paper_rows, topic_shares
 from paperhouse.nlp.topics.subtopics import SplitModel, place_in_split
