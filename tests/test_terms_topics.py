@@ -122,15 +122,17 @@ def test_a_word_is_an_acronym_only_where_the_texts_mostly_write_it_in_capitals()
                 "A graph of labels, an estimator of the graph, and one more estimator.",
                 "We train GNNs on molecules. A GNN is a graph network, and GNNs scale.",
                 "GNN layers and LoRA adapters. LoRA adapters keep the GNN small.",
-                "LoRA on a graph.",
+                "LoRA on a graph. MixStyle mixes styles; MixStyle and RainNet help a GNN.",
             ]
         )
     )
     kind = dict(zip(index.terms["term"], index.terms["kind"], strict=True))
     # Written in capitals once (a heading) among many lower-case uses: a word, not an acronym.
     assert kind["graph"] == "word" and kind["estimator"] == "word"
-    # Written in capitals (two or more) wherever they appear: acronyms.
+    # Written mostly in capitals (more capital letters than small ones) wherever they appear: acronyms.
     assert kind["gnn"] == "acronym" and kind["lora"] == "acronym"
+    # Names in camel case are no acronyms, however often they are written so.
+    assert kind["mixstyle"] == "word" and kind["rainnet"] == "word"
 
 
 @pytest.mark.parametrize("other_acronyms", [0, 19])

@@ -226,6 +226,14 @@ def evaluate_corpus_terms(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) 
     return {"keyword_share": round(sum(stem_key(t) in keywords for t in top) / max(len(top), 1), 4), "top": top[:12]}
 
 
+def evaluate_term_kinds(labels: pl.DataFrame, marts: dict[str, pl.DataFrame]) -> dict:
+    texts = labels["text"].to_list()
+    return {
+        "acronyms": acronym_precision(texts, marts["acronyms"]["term"].to_list()),
+        "aliases": alias_precision(texts, marts["acronym_aliases"]),
+    }
+
+
 # ---------------------------------------------------------------------------------------------
 # The report
 
@@ -281,10 +289,7 @@ def evaluate_half(conferences: Half, inspec: Half, scratch: Path, embed: Embed) 
         "similar": evaluate_similar(records, marts),
         "names": evaluate_names(records),
         "corpus_terms": evaluate_corpus_terms(conferences.labels, marts),
-        "term_kinds": {
-            "acronyms": acronym_precision(conferences.labels["text"].to_list(), marts["acronyms"]["term"].to_list()),
-            "aliases": alias_precision(conferences.labels["text"].to_list(), marts["acronym_aliases"]),
-        },
+        "term_kinds": evaluate_term_kinds(conferences.labels, marts),
     }
 
 

@@ -106,12 +106,12 @@ def alias_precision(texts: list[str], aliases: pl.DataFrame) -> dict:
     sites = _definition_sites(texts, {alias for alias, _ in pairs})
     judged, wrong = 0, []
     for alias, term in pairs:
-        verdicts = [v for before in sites.get(alias, []) if (v := _judged_site(alias, term, before)) is not None]
         if not sites.get(alias):
             continue
         judged += 1
-        # Defined nowhere with the term as its last words: the alias names what no text defines.
-        if 2 * sum(verdicts) <= len(verdicts) or not verdicts:
+        verdicts = [v for before in sites[alias] if (v := _judged_site(alias, term, before)) is not None]
+        # Wrong too when no definition ends in the term (no verdict): it names what no text defines.
+        if 2 * sum(verdicts) <= len(verdicts):
             wrong.append(f"{alias} -> {term}")
     return {
         "aliases": judged,

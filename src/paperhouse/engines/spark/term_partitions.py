@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from paperhouse.engines.spark.frames import record_batches
 from paperhouse.nlp.terms.acronym_expansion import acronym_definitions, acronym_expansions, lowercase_uses
+from paperhouse.nlp.terms.extraction import CAPITALISED_SCHEMA as CAPITALISED_WORDS
 from paperhouse.nlp.terms.extraction import (
     MAX_TERMS_PER_PAPER,
     PaperWords,
@@ -145,9 +146,7 @@ def ngram_counts_of(
         spelled=spelled,
         spellings=spellings,
         expansions=pl.concat([own, majority.cast(own.schema)]),
-        capitalised=pl.DataFrame(
-            schema={"word": pl.String, "capital_uses": pl.Int64}
-        ),  # the kinds of terms are told corpus-wide
+        capitalised=pl.DataFrame(schema=CAPITALISED_WORDS),  # the kinds of terms are told corpus-wide
     )
     del papers, spelled
     counted = count_paper_ngrams(words, max_words)

@@ -362,6 +362,9 @@ def word_pieces(papers: pl.DataFrame) -> pl.LazyFrame:
     )
 
 
+CAPITALISED_SCHEMA = {"word": pl.String, "capital_uses": pl.Int64}
+
+
 def capitalised_words(papers: pl.DataFrame) -> pl.DataFrame:
     """``word`` (lower case, a plural's "s" off) and ``capital_uses``: how often the texts write each
     word in capitals (SAE, CoT, GPT-4); ``describe_terms`` weighs them against all its uses."""
@@ -369,4 +372,4 @@ def capitalised_words(papers: pl.DataFrame) -> pl.DataFrame:
     # Mostly capitals (GAN, LoRA, CoT): a name in camel case (MixStyle, CryptoGCN) is no acronym.
     mostly = 2 * pl.col("word").str.count_matches(r"[A-Z]") > pl.col("word").str.count_matches(r"[A-Za-z]")
     words = written.filter(mostly).select(pl.col("word").str.to_lowercase().str.replace(r"s$", ""))
-    return words.group_by("word").agg(capital_uses=pl.len().cast(pl.Int64)).sort("word").collect()
+    return words.group_by("word").agg(capital_uses=pl.len()).sort("word").collect().cast(CAPITALISED_SCHEMA)

@@ -104,8 +104,9 @@ def fit_topics(
     previous_size: int | None = None,
 ) -> TopicModel:
     """Papers' term weights (e.g. TF-IDF) -> topics and subtopics, the number of topics chosen by
-    ``paperhouse.nlp.topics.sizes`` unless ``n_topics``. ``texts`` (``paper_id``, ``text``; ``sample_texts``) are what
-    the top terms' coherence is measured on; ``previous_size`` is the last run's number of topics."""
+    ``paperhouse.nlp.topics.sizes`` unless ``n_topics``. ``texts`` (``paper_id``, ``text``;
+    ``sample_texts``) are what the top terms' coherence is measured on; ``previous_size`` is the
+    last run's number of topics."""
     import_sklearn()
     from threadpoolctl import threadpool_limits
 
