@@ -75,12 +75,19 @@ def seeds_and_export_build(tmp_path_factory) -> Build:
 
 
 @pytest.fixture(scope="session")
-def spark_seeds_and_export_build(tmp_path_factory) -> Build:
-    """`paperhouse run --engine spark` (``local[2]``) on the folder of ``seeds_and_export_build``, in a
-    process of its own (its Spark session has this build's warehouse folder, ``spark-warehouse``
-    beside the warehouse file): shared by the engine comparison and the dbt-spark tests, read only."""
-    name = "spark_seeds_and_export_build"
-    yield from _read_only(shared_build(tmp_path_factory, name), name)
+def engines_duckdb_build(tmp_path_factory) -> Build:
+    """The engines' folder (tests/warehouses.py: the seeds, an export, a labelled synthetic list and
+    the dev lists) built by the default engine, measured by the bench: shared, read only."""
+    yield from _read_only(shared_build(tmp_path_factory, "engines_duckdb_build"), "engines_duckdb_build")
+
+
+@pytest.fixture(scope="session")
+def engines_spark_build(tmp_path_factory) -> Build:
+    """The same folder built by `paperhouse run --engine spark` (``local[2]``), measured by the bench,
+    in a process of its own (its Spark session has this build's warehouse folder, ``spark-warehouse``
+    beside the warehouse file): the suite's one whole Spark build, shared by the engine comparison,
+    the bench's Spark figures, the dbt-spark tests and dbt's unit tests on Spark; read only."""
+    yield from _read_only(shared_build(tmp_path_factory, "engines_spark_build"), "engines_spark_build")
 
 
 @pytest.fixture(scope="session")
@@ -97,7 +104,7 @@ def spark():
 # Tests that ask for a whole build are slow (left out of `make check`) whatever their own marks say;
 # tests that ask for the Spark session need the JVM.
 WHOLE_BUILDS = set(SHARED_BUILDS)
-SPARK_FIXTURES = {"spark", "spark_seeds_and_export_build"}
+SPARK_FIXTURES = {"spark", "engines_spark_build"}
 
 
 def pytest_itemcollected(item):
@@ -121,6 +128,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         tiers[item.module.__name__] = max(tiers.get(item.module.__name__, 0), tier(item))
     for item in items:  # a file that reads the shared Spark build waits for it whatever else it does
-        if "spark_seeds_and_export_build" in item.fixturenames:
+        if "engines_spark_build" in item.fixturenames:
             tiers[item.module.__name__] = 2
     items.sort(key=lambda item: -tiers[item.module.__name__])

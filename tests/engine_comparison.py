@@ -1,15 +1,11 @@
 """Two published warehouses of one folder, the default engine's and the Spark engine's, compared
-mart by mart (tests/test_spark_engine.py, tests/test_spark_engine_dev_lists.py): exact where the
+mart by mart (tests/test_spark_engine.py): exact where the
 step is exact (ingest, dedup, paper ids, terms); where a step is approximate the tolerance is stated
 below and checked."""
 
-import os
 from pathlib import Path
 
 import duckdb
-from warehouses import paperhouse
-
-from paperhouse.settings import variable
 
 # Marts compared row for row on these columns (the keys and what the exact steps decide).
 EXACT = {
@@ -38,16 +34,6 @@ def mart_rows(con: duckdb.DuckDBPyConnection, table: str, columns: list[str] | N
         columns = [c for c, dtype, _ in mart_columns(con, table) if not dtype.startswith("TIMESTAMP")]
     select = ", ".join(f'"{c}"' for c in columns)
     return con.execute(f"select {select} from marts.{table} order by all").fetchall()
-
-
-def engine_build(folder: Path, seeds: Path, engine: str, **variables: str) -> Path:
-    """`paperhouse run --engine ENGINE` (with these environment ``variables``), in a process of its
-    own: its Spark session (a JVM with this build's warehouse folder) is not the test run's shared one."""
-    warehouse = folder / engine / "paperhouse.duckdb"
-    environment = os.environ | {variable("spark_warehouse"): str(folder / engine / "spark-warehouse")} | variables
-    run = paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse), "--engine", engine, env=environment)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return warehouse
 
 
 def compare_engines(duckdb_build: Path, spark_build: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from dagster import DagsterInstance
+from warehouses import bench_measurement
 
 from paperhouse.evaluation import bench as benchmark
 from paperhouse.evaluation import bench_report
@@ -31,19 +32,17 @@ def test_linearity_is_judged_on_the_time_beyond_a_runs_fixed_cost():
 
 
 @pytest.fixture(scope="module")
-def size_with_spark(tmp_path_factory) -> tuple[dict, Path]:
-    """One bench size of 300 abstracts, the Spark engine's whole run measured beside the default's
-    (a Spark run is minutes of a 2-core machine: the two tests below read the one size)."""
+def bench_size(tmp_path_factory) -> tuple[dict, Path]:
+    """One bench size of 300 abstracts (the two tests below read the one size)."""
     folder = tmp_path_factory.mktemp("bench")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(benchmark, "DATA", folder)
-        return benchmark.bench_size(300, engines=("spark",)), folder
+        return benchmark.bench_size(300), folder
 
 
 @pytest.mark.slow
-@pytest.mark.spark
-def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(size_with_spark, monkeypatch):
-    result, folder = size_with_spark
+def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(bench_size, monkeypatch):
+    result, folder = bench_size
     monkeypatch.setattr(benchmark, "DATA", folder)
     pipeline = result["pipeline"]
     assert pipeline["success"] and pipeline["papers"] > 200 and pipeline["topics"] >= 2
@@ -55,9 +54,8 @@ def test_a_benchmark_size_runs_the_pipeline_and_every_baseline(size_with_spark, 
     assert result["baselines"]["read_text"]["files"] == 1
     monkeypatch.setenv("DAGSTER_HOME", str(benchmark.instance_home()))  # the run was recorded as `make run` records it
     with DagsterInstance.get() as instance:
-        runs = instance.get_runs()  # the default engine's and the Spark engine's
-        assert len(runs) == 2 and all(run.is_success for run in runs)
-        assert all(len(instance.get_records_for_run(run.run_id, limit=1000).records) > 100 for run in runs)
+        (run,) = instance.get_runs()
+        assert run.is_success and len(instance.get_records_for_run(run.run_id, limit=1000).records) > 100
     assert 0 <= result["baselines"]["datasketch"]["recall"] <= 1
     assert (
         set(result["nlp"]["stages"]) == {"terms", "topics", "similar", "names"}
@@ -247,13 +245,20 @@ def test_another_engine_is_reported_beside_the_default_step_by_step(capsys):
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_a_benchmark_size_measures_the_spark_engine_beside_duckdb(size_with_spark):
-    result, _ = size_with_spark
-    spark = result["engines"]["spark"]
-    assert spark["success"], spark.get("failed")
-    assert spark["papers"] == result["pipeline"]["papers"]
-    assert (spark["precision"], spark["recall"]) == (result["pipeline"]["precision"], result["pipeline"]["recall"])
-    assert set(result["pipeline"]["steps"]) == set(spark["steps"])
+def test_the_bench_measures_the_spark_engine_beside_duckdb(engines_duckdb_build, engines_spark_build, capsys):
+    """The bench's ``measure_engine`` on one folder (the engines' folder, tests/warehouses.py, whose
+    synthetic list labels its duplicates), by each engine: the session's shared builds."""
+    duckdb_run, spark = bench_measurement(engines_duckdb_build), bench_measurement(engines_spark_build)
+    assert duckdb_run["success"] and spark["success"], spark.get("failed")
+    assert spark["papers"] == duckdb_run["papers"] > 300
+    assert 0.9 <= spark["precision"] <= 1 and 0.5 <= spark["recall"] <= 1
+    assert (spark["precision"], spark["recall"]) == (duckdb_run["precision"], duckdb_run["recall"])
+    assert set(duckdb_run["steps"]) == set(spark["steps"])
+    assert spark["peak_rss_mb"] >= spark["peak_process_rss_mb"] > 100
+    bench_report.engines_table([{"abstracts": 300, "pipeline": duckdb_run, "engines": {"spark": spark}}])
+    table = capsys.readouterr().out
+    assert "300 abstracts: spark beside duckdb" in table
+    assert re.search(rf"^papers +{duckdb_run['papers']} +{spark['papers']}$", table, re.MULTILINE), table
 
 
 def test_the_bench_s_dagster_home_is_absolute_wherever_the_bench_writes(tmp_path, monkeypatch):

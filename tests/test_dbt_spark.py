@@ -3,9 +3,10 @@
 columns, types and rows. The Spark side is the session's shared `paperhouse run --engine spark`; the
 DuckDB side builds the models again from the very Parquet folders its models read.
 
-The corpus is the bundled seeds and an export beside them that fills what text lists leave empty:
-exact and near copies of seed papers, titles, author keywords, an earlier year of the venue (for the
-trend marts) and a rejected row. The raw tables travel as the Spark engine's assets write them,
+The corpus is the engines' folder (tests/warehouses.py): the bundled seeds and an export beside them
+that fills what text lists leave empty (exact and near copies of seed papers, titles, author
+keywords, an earlier year of the venue for the trend marts, a rejected row), a synthetic list and,
+with the real data present, the dev lists. The raw tables travel as the Spark engine's assets write them,
 Parquet folders ``<warehouse>/raw/<table>/``; the marts land as Parquet tables
 ``<warehouse>/marts/<table>/``, read back here with DuckDB. Floats may differ in their last bits
 (Spark's ``ln``/``sqrt`` are Java's, sums may add in another order): they are equal within a relative
@@ -60,11 +61,11 @@ def spark_dbt(args: list[str], warehouse: Path, work: Path) -> subprocess.Comple
 
 
 @pytest.fixture(scope="module")
-def spark_build(spark_seeds_and_export_build) -> tuple[Path, str]:
+def spark_build(engines_spark_build) -> tuple[Path, str]:
     """The Spark warehouse folder of the session's shared `paperhouse run --engine spark` (raw
     Parquet its Python stages wrote, the marts its `dbt build --target spark` wrote) and the run's
     dbt output."""
-    build = spark_seeds_and_export_build
+    build = engines_spark_build
     return build.warehouse.parent / "spark-warehouse", (build.build_database.parent / "run.log").read_text()
 
 

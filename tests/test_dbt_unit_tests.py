@@ -46,10 +46,10 @@ def test_every_unit_test_passes_on_duckdb(seeds_build, tmp_path):
 
 
 @pytest.mark.spark
-def test_every_unit_test_passes_on_spark(spark_seeds_and_export_build, tmp_path):
+def test_every_unit_test_passes_on_spark(engines_spark_build, tmp_path):
     """On a copy of the shared Spark build's warehouse folder (its catalog included), in a dbt-spark
     session of its own."""
     copy = tmp_path / "spark-warehouse"
-    shutil.copytree(spark_seeds_and_export_build.warehouse.parent / "spark-warehouse", copy)
+    shutil.copytree(engines_spark_build.warehouse.parent / "spark-warehouse", copy)
     spark = {"database_path": "paperhouse.duckdb", "spark_warehouse": str(copy), "spark_master": "local[2]"}
     assert_every_unit_test_passes(tmp_path, spark, "--target", "spark")

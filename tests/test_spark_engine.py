@@ -1,7 +1,8 @@
 """`paperhouse run --engine spark` against the default engine: one graph, the same answers.
 
-Both engines build the bundled seeds with an export beside them (the session's shared builds) and,
-with the real data present, the dev lists, through the whole Dagster graph; the published
+Both engines build the engines' folder (tests/warehouses.py: the bundled seeds, an export beside
+them, a labelled synthetic list and, with the real data present, the dev lists; the session's
+shared builds) through the whole Dagster graph; the published
 warehouses are compared mart by mart. Exact where the step is exact (ingest, dedup, paper ids,
 terms); where a step is approximate the tolerance is stated below and checked.
 """
@@ -18,6 +19,7 @@ import pytest
 from engine_comparison import compare_engines
 from warehouses import seeds_with_an_export
 
+from paperhouse.evaluation import real_data
 from paperhouse.settings import variable
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -36,14 +38,26 @@ EXACT_RAW = {
 }
 
 
-def test_both_engines_publish_the_same_warehouse_from_the_seeds_and_an_export(
-    seeds_and_export_build, spark_seeds_and_export_build
-):
-    compare_engines(seeds_and_export_build.warehouse, spark_seeds_and_export_build.warehouse)
+def test_both_engines_publish_the_same_warehouse_from_the_engines_folder(engines_duckdb_build, engines_spark_build):
+    compare_engines(engines_duckdb_build.warehouse, engines_spark_build.warehouse)
 
 
-def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(spark_seeds_and_export_build):
-    marts = spark_seeds_and_export_build.warehouse.parent / "spark-warehouse" / "marts"
+def test_the_engines_agree_on_thousands_of_real_abstracts(engines_spark_build):
+    """The comparison above covers the dev lists of the real data (thousands of real abstracts,
+    whose near-ties a toy corpus never has) whenever the real data is present."""
+    lists = real_data.realdata_dir() / "conferences" / "inputs"
+    if not lists.is_dir():
+        pytest.skip(f"no real data at {lists} (set {variable('realdata')})")
+    names = [path.name for path in lists.glob("*.txt")]
+    with duckdb.connect(str(engines_spark_build.warehouse), read_only=True) as con:
+        (papers,) = con.execute(
+            "select count(distinct paper_id) from marts.paper_sources where source_file in (select unnest(?))", [names]
+        ).fetchone()
+    assert papers > 5000
+
+
+def test_spark_marts_land_as_parquet_tables_in_the_warehouse_folder(engines_spark_build):
+    marts = engines_spark_build.warehouse.parent / "spark-warehouse" / "marts"
     assert (marts / "papers").is_dir()
     assert any((marts / "papers").glob("*.parquet"))
 

@@ -174,17 +174,52 @@ def _seeds_and_export(folder: Path) -> None:
     in_process_build(seeds_with_an_export(folder), folder / WAREHOUSE_NAME)
 
 
-def _spark_seeds_and_export(folder: Path) -> None:
-    """The same folder on the Spark engine (``local[2]``), its Parquet in ``spark-warehouse``."""
-    spark = {variable("spark_warehouse"): str(folder / "spark-warehouse"), variable("spark_master"): "local[2]"}
-    cli_build(seeds_with_an_export(folder), folder / WAREHOUSE_NAME, "--engine", "spark", env=os.environ | spark)
+# The synthetic list of the engines' folder: enough labelled duplicates of every kind for the
+# bench's dedup precision and recall to mean something, few enough to cost nothing beside the rest.
+SYNTHETIC_ABSTRACTS = 300
+
+
+def engines_folder(folder: Path) -> Path:
+    """The folder both engines build, to be compared (tests/test_spark_engine.py) and measured as the
+    bench measures an engine (tests/test_benchmark.py): the seeds with an export, a synthetic list
+    whose duplicates are labelled (the bench's ``synth``), and, with the real data present, the dev
+    lists, thousands of real abstracts. One Spark build of it serves every test that needs one."""
+    from paperhouse.evaluation import real_data
+    from paperhouse.evaluation.synth import write_corpus
+
+    seeds = seeds_with_an_export(folder)
+    write_corpus(seed_abstracts(), SYNTHETIC_ABSTRACTS, seeds)
+    dev_lists = real_data.realdata_dir() / "conferences" / "inputs"
+    for path in sorted(dev_lists.glob("*.txt")) if dev_lists.is_dir() else ():
+        shutil.copyfile(path, seeds / path.name)
+    return seeds
+
+
+def measured_build(folder: Path, engine: str) -> None:
+    """``engine``'s whole run of the engines' folder, measured by the bench's own ``measure_engine``
+    (a fresh process, its Dagster instance in ``folder``): the measurement is kept in ``bench.json``."""
+    from paperhouse.evaluation import bench
+
+    bench.DATA = folder  # this builder's process only: the bench's instance here, not in data/bench
+    seeds = engines_folder(folder)
+    os.environ |= {variable("spark_warehouse"): str(folder / "spark-warehouse"), variable("spark_master"): "local[2]"}
+    measured = bench.measure_engine(seeds, folder / WAREHOUSE_NAME, engine)
+    (folder / "bench.json").write_text(json.dumps(measured))
+    assert measured.get("success"), measured
+    (folder / "run.json").write_text(json.dumps({"seeds": str(seeds)}))
+
+
+def bench_measurement(build: Build) -> dict:
+    """What the bench measured of a ``measured_build``."""
+    return json.loads((build.warehouse.parent / "bench.json").read_text())
 
 
 # The builds tests share, by the name of the session fixture that hands each out (tests/conftest.py).
 BUILDERS = {
     "seeds_build": _seeds,
     "seeds_and_export_build": _seeds_and_export,
-    "spark_seeds_and_export_build": _spark_seeds_and_export,
+    "engines_duckdb_build": lambda folder: measured_build(folder, "duckdb"),
+    "engines_spark_build": lambda folder: measured_build(folder, "spark"),
 }
 SHARED_BUILDS = tuple(BUILDERS)
 

@@ -220,7 +220,10 @@ def bench_size(size: int, engines: tuple[str, ...] = ()) -> dict:
     when the pipeline does not finish (or outgrows the machine), as the baselines compare to it.
     ``engines``: other engines whose whole run is measured beside the default's (``engines``)."""
     folder = prepare(size)
-    others = {engine: _measure_engine(folder, engine) for engine in engines}
+    others = {}
+    for engine in engines:  # each from scratch, in a warehouse folder of its own
+        shutil.rmtree(folder / f"warehouse-{engine}", ignore_errors=True)
+        others[engine] = measure_engine(folder / "lists", folder / f"warehouse-{engine}" / "paperhouse.duckdb", engine)
     shutil.rmtree(folder / "warehouse", ignore_errors=True)  # a build from scratch, every time
     try:
         pipeline = _measure_pipeline(folder / "lists", folder / "warehouse" / "paperhouse.duckdb")
@@ -255,12 +258,12 @@ def bench_size(size: int, engines: tuple[str, ...] = ()) -> dict:
     }
 
 
-def _measure_engine(folder: Path, engine: str) -> dict:
-    """A build from scratch with another engine, in a warehouse folder of its own."""
-    warehouse = folder / f"warehouse-{engine}"
-    shutil.rmtree(warehouse, ignore_errors=True)
+def measure_engine(lists: Path, warehouse: Path, engine: str) -> dict:
+    """A whole run of ``engine`` building ``lists`` into ``warehouse``, measured as the bench measures
+    the default engine's (a fresh process: its time, steps and peak RSS; papers and topics; dedup
+    precision and recall when the lists carry labels), or ``failed`` and what was measured."""
     try:
-        return _measure_pipeline(folder / "lists", warehouse / "paperhouse.duckdb", engine=engine)
+        return _measure_pipeline(lists, warehouse, engine=engine)
     except MeasureFailed as failure:
         return failure.outcome
 
