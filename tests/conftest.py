@@ -117,17 +117,18 @@ def pytest_itemcollected(item):
 def pytest_collection_modifyitems(config, items):
     """Files in the order pytest-xdist hands them out (`make test`: --dist loadfile
     --no-loadscope-reorder), the longest first so that the short ones fill in behind them: whole
-    Spark builds of their own, then the readers of the shared Spark build (started with the
-    session, ready by then), then other whole builds and the Spark session's files, then the rest."""
+    Spark runs of their own, then other whole builds and the Spark session's files, then the rest,
+    and last the readers of the shared Spark build, which is made beside all of them from the start
+    of the session (a worker that reached them earlier would wait for it, idle)."""
 
     def tier(item) -> int:
         slow, spark = item.get_closest_marker("slow"), item.get_closest_marker("spark")
-        return 3 if slow and spark else int(bool(slow or spark))
+        return 2 if slow and spark else int(bool(slow or spark))
 
     tiers: dict[str, int] = {}
     for item in items:
         tiers[item.module.__name__] = max(tiers.get(item.module.__name__, 0), tier(item))
     for item in items:  # a file that reads the shared Spark build waits for it whatever else it does
         if "engines_spark_build" in item.fixturenames:
-            tiers[item.module.__name__] = 2
+            tiers[item.module.__name__] = -1
     items.sort(key=lambda item: -tiers[item.module.__name__])

@@ -9,7 +9,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 from dagster import DagsterInstance
-from warehouses import bench_measurement
 
 from paperhouse.evaluation import bench as benchmark
 from paperhouse.evaluation import bench_report
@@ -241,24 +240,6 @@ def test_another_engine_is_reported_beside_the_default_step_by_step(capsys):
     failed = {"failed": "exit 1: no java", "seconds": 3.0, "peak_rss_mb": 10}
     bench_report.engines_table([{"abstracts": 100, "pipeline": default, "engines": {"spark": failed}}])
     assert "100 abstracts on spark: did not finish (exit 1: no java)" in capsys.readouterr().out
-
-
-@pytest.mark.slow
-@pytest.mark.spark
-def test_the_bench_measures_the_spark_engine_beside_duckdb(engines_duckdb_build, engines_spark_build, capsys):
-    """The bench's ``measure_engine`` on one folder (the engines' folder, tests/warehouses.py, whose
-    synthetic list labels its duplicates), by each engine: the session's shared builds."""
-    duckdb_run, spark = bench_measurement(engines_duckdb_build), bench_measurement(engines_spark_build)
-    assert duckdb_run["success"] and spark["success"], spark.get("failed")
-    assert spark["papers"] == duckdb_run["papers"] > 300
-    assert 0.9 <= spark["precision"] <= 1 and 0.5 <= spark["recall"] <= 1
-    assert (spark["precision"], spark["recall"]) == (duckdb_run["precision"], duckdb_run["recall"])
-    assert set(duckdb_run["steps"]) == set(spark["steps"])
-    assert spark["peak_rss_mb"] >= spark["peak_process_rss_mb"] > 100
-    bench_report.engines_table([{"abstracts": 300, "pipeline": duckdb_run, "engines": {"spark": spark}}])
-    table = capsys.readouterr().out
-    assert "300 abstracts: spark beside duckdb" in table
-    assert re.search(rf"^papers +{duckdb_run['papers']} +{spark['papers']}$", table, re.MULTILINE), table
 
 
 def test_the_bench_s_dagster_home_is_absolute_wherever_the_bench_writes(tmp_path, monkeypatch):

@@ -1,26 +1,24 @@
 """Trends by venue and year (issue 41, requirement 4): the marts topic_trends, term_trends and
 emerging_terms, and the dashboard's Trends page.
 
-One `paperhouse run` over the bundled seeds (ICLR 2026) and the real lists of
-../shared/realdata/conferences/inputs (ICLR 2021, NeurIPS 2022), read in place through links in a
-temporary folder. The marts are checked against the same figures computed here another way, from
-marts.papers and marts.paper_terms; a browser then reads the Trends page's charts and tables and
-compares them with the warehouse.
+One `paperhouse run` over the bundled seeds (ICLR 2026), an ICLR 2025 export, a synthetic list and
+the real lists of ../shared/realdata/conferences/inputs (ICLR 2021, NeurIPS 2022): the session's
+shared build of the engines' folder (tests/warehouses.py). The marts are checked against the same
+figures computed here another way, from marts.papers and marts.paper_terms; a browser then reads
+the Trends page's charts and tables and compares them with the warehouse.
 """
 
 import itertools
+import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
 from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from corpus import REPO, SEEDS
+from corpus import REPO
 
 from paperhouse.dashboard import trend_charts
 from paperhouse.evaluation import real_data
@@ -43,28 +41,18 @@ def _header_list(path: Path) -> tuple[str, int]:
 
 
 @pytest.fixture(scope="module")
-def trends_run(tmp_path_factory) -> tuple[Path, set[tuple[str, int]]]:
-    inputs = real_data.realdata_dir() / "conferences" / "inputs"
-    missing = [name for name in REAL_LISTS if not (inputs / name).is_file()]
-    assert not missing, f"the real lists {missing} are missing at {inputs}"
-    root = tmp_path_factory.mktemp("trends")
-    seeds = root / "seeds"
-    seeds.mkdir()
-    lists = [*sorted(SEEDS.glob("*.txt")), *(inputs / name for name in REAL_LISTS)]
-    for path in lists:  # linked, not copied: the real lists are read where they are
-        (seeds / path.name).symlink_to(path.resolve())
-    warehouse = root / "data" / "paperhouse.duckdb"
-    home = root / "dagster_home"
-    home.mkdir()
-    result = subprocess.run(
-        [sys.executable, "-m", "paperhouse.cli", "run", "--seeds", str(seeds), "--warehouse", str(warehouse)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "DAGSTER_HOME": str(home)},
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return warehouse, {_header_list(path) for path in lists}
+def trends_run(engines_duckdb_build) -> tuple[Path, set[tuple[str, int]]]:
+    """The session's build of the engines' folder (tests/warehouses.py): the bundled seeds (ICLR
+    2026), an ICLR 2025 export, a synthetic list (SYNTH 2000) and the real lists; with the venue and
+    year of every list, read from its header line or, for the export, its rows."""
+    seeds = engines_duckdb_build.paths.seeds_dir
+    missing = [name for name in REAL_LISTS if not (seeds / name).is_file()]
+    assert not missing, f"the real lists {missing} are missing at {real_data.realdata_dir()}"
+    headers = {_header_list(path) for path in seeds.glob("*.txt")}
+    for export in seeds.glob("*.jsonl"):
+        rows = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
+        headers |= {(row["venue"], row["year"]) for row in rows}
+    return engines_duckdb_build.warehouse, headers
 
 
 def _lists(warehouse: Path) -> pl.DataFrame:
@@ -86,7 +74,7 @@ def _lists(warehouse: Path) -> pl.DataFrame:
 def test_the_trend_marts_cover_every_list_with_a_year(trends_run):
     warehouse, headers = trends_run
     lists = _lists(warehouse)
-    assert {(r["venue"], r["year"]) for r in lists.to_dicts()} == headers  # ICLR 2021, NeurIPS 2022, ICLR 2026
+    assert {(r["venue"], r["year"]) for r in lists.to_dicts()} == headers  # every list with a year
     shown = _frame(
         warehouse,
         "select distinct venue, year, list_papers, previous_year, previous_list_papers from marts.topic_trends",
@@ -124,13 +112,20 @@ def test_topic_shares_of_each_list_sum_to_one_per_level(trends_run):
 
 
 def _expected_term_trends(warehouse: Path) -> pl.DataFrame:
-    """term_trends computed in Polars from marts.papers and marts.paper_terms."""
+    """term_trends computed in Polars from marts.papers, marts.paper_terms and, for the terms of kind
+    keyword (which never enter paper_terms), the papers whose authors give them (marts.paper_keywords)."""
     lists = _lists(warehouse)
     uses = _frame(
         warehouse,
         """
-        select pt.term_id, p.venue, p.year, count(*) as papers
-        from marts.paper_terms pt join marts.papers p using (paper_id)
+        with uses as (
+            select paper_id, term_id from marts.paper_terms
+            union
+            select k.paper_id, k.term_id
+            from marts.paper_keywords k join marts.terms t using (term_id) where t.kind = 'keyword'
+        )
+        select u.term_id, p.venue, p.year, count(*) as papers
+        from uses u join marts.papers p using (paper_id)
         where p.year is not null group by all""",
     )
     # A row where the term is used, and one in the venue's next list (where it may have dropped out).
@@ -293,7 +288,7 @@ def test_trends_page_shows_the_lists_side_by_side(trends_run):
         page.get_by_role("link", name="Trends").click()
         assert page.title().endswith("Trends")
 
-        # The three lists side by side: in the list table, as the topic table's columns, on every chart.
+        # The lists side by side: in the list table, as the topic table's columns, on every chart.
         shown_lists = page.eval_on_selector_all(
             'table[data-table="trend-lists"] tbody tr', "rows => rows.map(r => r.dataset.key)"
         )
