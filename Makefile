@@ -13,12 +13,10 @@ export DAGSTER_HOME := $(CURDIR)/.dagster
 
 install: $(INSTALLED)
 
-# --no-compile: a module is byte-compiled when it is first imported, not every module of every
-# package at install (a third of the install's time; most are never imported).
 $(INSTALLED): requirements.lock pyproject.toml dagster.yaml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --no-compile --requirement requirements.lock
-	$(PIP) install --no-compile --no-deps --no-build-isolation --editable .
+	$(PIP) install --requirement requirements.lock
+	$(PIP) install --no-deps --no-build-isolation --editable .
 	@mkdir -p $(DAGSTER_HOME) && ln -sf ../dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	@touch $@
 

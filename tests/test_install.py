@@ -46,16 +46,7 @@ def installed(tmp_path_factory) -> Path:
         copy(REPO / name, source / name, **(kept if copy is shutil.copytree else {}))
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # --no-compile, as `make install`: modules are byte-compiled as they are first imported.
-    pip = [
-        str(venv / "bin" / "python"),
-        "-m",
-        "pip",
-        "--quiet",
-        "--disable-pip-version-check",
-        "install",
-        "--no-compile",
-    ]
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--quiet", "--disable-pip-version-check", "install"]
     result = subprocess.run(
         [*pip, "--constraint", str(REPO / "requirements.lock"), str(source)], capture_output=True, text=True
     )
