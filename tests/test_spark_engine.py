@@ -16,7 +16,6 @@ from engine_comparison import compare_engines
 from warehouses import bench_measurement
 
 from paperhouse.evaluation import bench_report, real_data
-from paperhouse.settings import variable
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -27,11 +26,9 @@ def test_both_engines_publish_the_same_warehouse_from_the_engines_folder(engines
 
 def test_the_engines_agree_on_thousands_of_real_abstracts(engines_spark_build):
     """The comparison above covers the dev lists of the real data (thousands of real abstracts,
-    whose near-ties a toy corpus never has) whenever the real data is present."""
-    lists = real_data.realdata_dir() / "conferences" / "inputs"
-    if not lists.is_dir():
-        pytest.skip(f"no real data at {lists} (set {variable('realdata')})")
-    names = [path.name for path in lists.glob("*.txt")]
+    whose near-ties a toy corpus never has)."""
+    assert real_data.available(), f"the real lists are missing at {real_data.realdata_dir()}"
+    names = [path.name for path in real_data.input_lists("conferences")]
     with duckdb.connect(str(engines_spark_build.warehouse), read_only=True) as con:
         (papers,) = con.execute(
             "select count(distinct paper_id) from marts.paper_sources where source_file in (select unnest(?))", [names]

@@ -113,10 +113,10 @@ def test_three_percent_more_papers_keep_the_number_of_topics(seeds_model):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not real_data.available(), reason="the real lists are missing (PAPERHOUSE_REALDATA)")
 def test_five_percent_more_real_papers_move_the_number_of_topics_by_one_at_most(tmp_path):
     """The tune half of the conference lists, then with a slice of the other half (5% more papers):
     fresh fits, and a fit with the first run's history, differ by one topic at most."""
+    assert real_data.available(), f"the real lists are missing at {real_data.realdata_dir()}"
     tune = real_data.write_half("conferences", "tune", tmp_path).labels["text"].to_list()
     report = real_data.write_half("conferences", "report", tmp_path).labels["text"].to_list()
     grown = papers(tune + report[: len(tune) // 20])

@@ -189,8 +189,7 @@ def engines_folder(folder: Path) -> Path:
 
     seeds = seeds_with_an_export(folder)
     write_corpus(seed_abstracts(), SYNTHETIC_ABSTRACTS, seeds)
-    dev_lists = real_data.realdata_dir() / "conferences" / "inputs"
-    for path in sorted(dev_lists.glob("*.txt")) if dev_lists.is_dir() else ():
+    for path in real_data.input_lists("conferences"):
         shutil.copyfile(path, seeds / path.name)
     return seeds
 

@@ -222,8 +222,9 @@ def bench_size(size: int, engines: tuple[str, ...] = ()) -> dict:
     folder = prepare(size)
     others = {}
     for engine in engines:  # each from scratch, in a warehouse folder of its own
-        shutil.rmtree(folder / f"warehouse-{engine}", ignore_errors=True)
-        others[engine] = measure_engine(folder / "lists", folder / f"warehouse-{engine}" / "paperhouse.duckdb", engine)
+        warehouse = folder / f"warehouse-{engine}"
+        shutil.rmtree(warehouse, ignore_errors=True)
+        others[engine] = measure_engine(folder / "lists", warehouse / "paperhouse.duckdb", engine)
     shutil.rmtree(folder / "warehouse", ignore_errors=True)  # a build from scratch, every time
     try:
         pipeline = _measure_pipeline(folder / "lists", folder / "warehouse" / "paperhouse.duckdb")

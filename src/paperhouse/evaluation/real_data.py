@@ -57,6 +57,11 @@ class Half:
     labels: pl.DataFrame  # LABEL_SCHEMA, one row per written paragraph
 
 
+def input_lists(source: str) -> list[Path]:
+    """The list files of ``source`` where the real data keeps them (none when it is missing)."""
+    return sorted((realdata_dir() / SOURCES[source] / "inputs").glob("*.txt"))
+
+
 def write_half(source: str, half: str, scratch: Path) -> Half:
     """Write the records of one half of ``source`` (or the ``WHOLE`` of it) as seed files under
     ``scratch``; return them with their labels. Paragraphs are taken as the files hold them (after the header line)."""
@@ -68,7 +73,7 @@ def write_half(source: str, half: str, scratch: Path) -> Half:
     folder = scratch / f"{source}_{half}"
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
-    for path in sorted((root / "inputs").glob("*.txt")):
+    for path in input_lists(source):
         header, *paragraphs = path.read_text(encoding="utf-8").split("\n\n")
         kept = []
         for record_no, paragraph in enumerate(paragraphs, start=1):
