@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
 from dagster import InitResourceContext
-from dagster_dbt import DbtCliResource, DbtProject
+from dagster_dbt import DbtCliInvocation, DbtCliResource, DbtProject
 from pydantic import Field, ValidationError
 
 from orchestration.warm_dbt.project import parse, project_stamp
@@ -30,6 +30,9 @@ RUNNERS = ("worker", "stock")
 
 
 PARSE_LOCK = ".paperhouse-parse.lock"
+# The dbt step that runs after every other dbt step it shares a run with (the history of checks,
+# orchestration.assets.dbt): no dbt command follows its own.
+LAST_DBT_STEP = "dbt_quality_history"
 
 
 @cache
@@ -82,6 +85,17 @@ class WarmDbtCliResource(DbtCliResource):
         "steps (empty: $PAPERHOUSE_WAREHOUSE, then data/paperhouse.duckdb). Another warehouse only "
         "moves the parse into the first dbt step.",
     )
+
+    last_steps: list[str] = Field(
+        default=[LAST_DBT_STEP],
+        description="Steps whose dbt command is the last of any run they are in: no warm process is "
+        "started for a command after theirs (it would import dbt and parse for nothing).",
+    )
+
+    def cli(self, args: Sequence[str], *, context=None, **kwargs) -> DbtCliInvocation:
+        if context is not None and context.op_def.name in self.last_steps:
+            warm_dbt().expect_last_command()
+        return super().cli(args, context=context, **kwargs)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         super().setup_for_execution(context)

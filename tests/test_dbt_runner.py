@@ -143,6 +143,19 @@ def test_each_command_gets_a_warm_process_of_its_own(warm, project, tmp_path):
     assert all(len(process) == 1 for process in ran) and len(set().union(*ran)) == 3
 
 
+def test_after_the_last_command_no_warm_process_waits_for_another(warm, project, tmp_path):
+    """The run's last dbt command starts no successor: it would import dbt and parse for nothing.
+    A command that comes after all the same is run by its client, as without warm dbt."""
+    warm.expect_last_command()
+    code, output, _client = build(project, tmp_path / "tiny.duckdb", warm)
+    assert code == 0, output.decode()[-3000:]
+    assert not warm.listening
+    assert not list((project / "target").glob("socket*")) and not list(warm.folder.iterdir())
+    code, output, client = build(project, tmp_path / "tiny.duckdb", warm)
+    assert code == 0, output.decode()[-3000:]
+    assert pids(output) == {client}
+
+
 def test_a_failing_test_exits_as_dbt_does_with_the_failure_in_its_output(warm, project, tmp_path):
     (project / "models" / "odd_numbers.sql").write_text("select n from {{ ref('numbers') }}")  # 2 is not odd
     code, output, _client = build(project, tmp_path / "tiny.duckdb", warm)

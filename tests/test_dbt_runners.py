@@ -4,6 +4,7 @@ chosen with PAPERHOUSE_DBT_RUNNER."""
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pytest
@@ -11,7 +12,7 @@ from corpus import SEEDS
 
 from orchestration.dbt_resource import RUNNER_ENV, WarmDbtCliResource, dbt_resource
 from orchestration.runner import run_all
-from paperhouse.settings import resolve_paths
+from paperhouse.settings import DBT_PROJECT_DIR, resolve_paths, venv_executable
 
 # What differs between any two runs: when things happened (timestamps: when a paper or topic was first
 # seen, when a check was evaluated), in which run, and how long each dbt test took in which dbt
@@ -67,6 +68,13 @@ def dbt_processes(target: Path) -> set[int]:
 
 
 @pytest.fixture(scope="module")
+def definitions_specs():
+    from orchestration.definitions import build_definitions
+
+    return build_definitions().resolve_all_asset_specs()
+
+
+@pytest.fixture(scope="module")
 def builds(seeds_build, tmp_path_factory) -> dict[str, Path]:
     """The seeds built with each runner: the session's shared build is the default's (``worker``)."""
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -75,6 +83,40 @@ def builds(seeds_build, tmp_path_factory) -> dict[str, Path]:
         outcome = run_all(resolve_paths(SEEDS, warehouse))
     assert outcome.success, outcome.reason
     return {"stock": warehouse, "worker": seeds_build.warehouse}
+
+
+def test_the_last_dbt_step_runs_after_every_other_dbt_asset(definitions_specs):
+    """What lets its command start no warm successor: no dbt asset is built after it in a run."""
+    from orchestration.assets.dbt import dbt_models, dbt_quality_history
+    from orchestration.dbt_resource import LAST_DBT_STEP
+
+    assert dbt_quality_history.op.name == LAST_DBT_STEP
+    parents = {spec.key: {dep.asset_key for dep in spec.deps} for spec in definitions_specs}
+    ancestors, frontier = set(), set(dbt_quality_history.keys)
+    while frontier:
+        frontier = set().union(*(parents.get(key, set()) for key in frontier)) - ancestors
+        ancestors |= frontier
+    assert set(dbt_models.keys) <= ancestors
+
+
+def test_only_the_last_dbt_steps_command_tells_warm_dbt_that_none_follows(monkeypatch):
+    from dagster_dbt import DbtCliResource
+
+    from orchestration.dbt_resource import LAST_DBT_STEP
+
+    told = []
+
+    class Warm:
+        def expect_last_command(self) -> None:
+            told.append(True)
+
+    monkeypatch.setattr("orchestration.dbt_resource.warm_dbt", Warm)
+    monkeypatch.setattr(DbtCliResource, "cli", lambda self, args, **kwargs: ("invoked", kwargs["context"]))
+    resource = WarmDbtCliResource(project_dir=str(DBT_PROJECT_DIR), dbt_executable=venv_executable("paperhouse-dbt"))
+    for step, expected in (("dbt_models", []), (LAST_DBT_STEP, [True])):
+        context = SimpleNamespace(op_def=SimpleNamespace(name=step))
+        assert resource.cli(["build"], context=context) == ("invoked", context)
+        assert told == expected
 
 
 def test_the_runner_is_chosen_by_the_environment(monkeypatch):

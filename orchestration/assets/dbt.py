@@ -6,7 +6,7 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, dbt_assets
 
 from orchestration.assets import OWNERS, WRITER_POOL
 from orchestration.check_explanations import explained_failures
-from orchestration.dbt_resource import dbt_project
+from orchestration.dbt_resource import LAST_DBT_STEP, dbt_project
 from orchestration.engine import EngineResource
 from orchestration.resources import WarehouseResource
 from orchestration.warm_dbt.project import build_args
@@ -75,4 +75,4 @@ def _dbt_build(name: str, select: str = "fqn:*", exclude: str | None = None):
 # mart and its checks, and one dbt step cannot run both before and after that asset.
 QUALITY_HISTORY_MODEL = "quality_runs"
 dbt_models = _dbt_build("dbt_models", exclude=QUALITY_HISTORY_MODEL)
-dbt_quality_history = _dbt_build("dbt_quality_history", select=QUALITY_HISTORY_MODEL)
+dbt_quality_history = _dbt_build(LAST_DBT_STEP, select=QUALITY_HISTORY_MODEL)

@@ -9,8 +9,11 @@ socket ``SOCKET`` and answers, one connection at a time, each a line of JSON:
   build database now (no reply); ``PARSE`` on the command line is the first such request;
 - ``{"command": "status"}``: replies ``{"pid", "parses"}``;
 - ``{"command": "stop"}``: ends the process;
+- ``{"command": "last"}``: the next command is the run's last (no reply): no warm process is
+  started for a command after it;
 - ``{"command": "run", "args", "env", "cwd"}``, sent with the client's stdout and stderr: hands the
-  socket over to a new warm process for the next command, replies ``{"pid"}``, runs the command
+  socket over to a new warm process for the next command (none after the last: a later client
+  finds no socket and runs dbt itself), replies ``{"pid"}``, runs the command
   with that environment and working folder and its output on the client's, replies
   ``{"exit_code"}`` (the code `dbt` would exit with), and ends. The client waits for the end: dbt's
   database connection is closed by dbt-duckdb's exit hook, as in a `dbt` process, so once this
@@ -186,6 +189,7 @@ def start(address: str, run_pid: int, niceness: int = 0, first_parse: ParseReque
 
 def serve(listener: socket.socket, address: str, run_pid: int, manifests: Manifests) -> int:
     """Answer requests until a command has run or ``stop`` came: the process's exit code."""
+    successor_wanted = True
     while True:
         connection, _ = listener.accept()
         try:
@@ -201,11 +205,14 @@ def serve(listener: socket.socket, address: str, run_pid: int, manifests: Manife
                 reply(connection, {"pid": os.getpid(), "parses": manifests.parses})
             elif command == "stop":
                 return 0
+            elif command == "last":
+                successor_wanted = False
             elif command == "run":
                 parse_for = parse_request(request["args"], request["env"], request["cwd"])
                 listener.close()
                 os.unlink(address)
-                start_successor(address, run_pid, parse_for)
+                if successor_wanted:  # else it would import dbt and parse for a command that never comes
+                    start_successor(address, run_pid, parse_for)
                 _command_priority()
                 reply(connection, {"pid": os.getpid()})
                 manifest = manifests.get_or_none(parse_for)

@@ -65,6 +65,12 @@ class WarmDbt:
         except OSError:
             self._start(request)
 
+    def expect_last_command(self) -> None:
+        """Tell the listening warm process that the command it runs next is the run's last, so that
+        it starts no successor (nothing, when none is listening: the command then starts none)."""
+        with contextlib.suppress(OSError):
+            self._send({"command": "last"})
+
     def status(self) -> dict:
         """The listening warm process's id and how many parses it made (once it answers)."""
         with self._connect() as connection:
