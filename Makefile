@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: install run test check fuzz browser lint format ui docs eval bench lock clean
+.PHONY: install run test check fuzz browser lint format ui superset superset-stop docs eval bench lock clean
 
 install: $(INSTALLED)
 
@@ -73,6 +73,16 @@ browser:
 
 ui: install
 	$(BIN)/paperhouse ui
+
+# Apache Superset on the warehouse with paperhouse's five dashboards (docs/bi.md): its own virtualenv
+# (.superset-venv, from src/paperhouse/bi/superset_assets/requirements.lock), its config under
+# data/superset, served on 127.0.0.1:$PAPERHOUSE_SUPERSET_PORT (8088); returns once it answers.
+superset: install
+	@test -f data/paperhouse.duckdb || $(BIN)/paperhouse run
+	$(BIN)/paperhouse superset
+
+superset-stop: install
+	$(BIN)/paperhouse superset --stop
 
 # The dbt docs site (descriptions, tests, lineage of every model) as one offline HTML file.
 docs: install

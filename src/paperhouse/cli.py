@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from paperhouse.bi.cli import add_superset_commands
 from paperhouse.engines import ENGINES, selected_engine
 from paperhouse.evaluation.cli import add_evaluation_commands, bench
 from paperhouse.pipeline import load_runner
@@ -286,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--warehouse")
     docs.set_defaults(handler=cmd_docs)
 
+    add_superset_commands(commands)
     add_evaluation_commands(commands)
     return parser
 

@@ -54,6 +54,14 @@ class Settings(BaseSettings):
     """How dbt runs (orchestration/dbt_resource.py): in warm dbt processes, or a new `dbt` process per command."""
     failpoints: str = ""
     """``name[@n],...``: die at these places, to prove a run crash safe (``paperhouse.common.faults``)."""
+    superset_port: int = 8088
+    """Where `paperhouse superset` serves Apache Superset (on 127.0.0.1)."""
+    superset_venv: Path = Path(".superset-venv")
+    """Superset's own virtualenv, made from its lock when missing (``paperhouse.bi.environment``)."""
+    superset_user: str = ""
+    """Superset's admin account (empty: ``admin``, with a generated password unless one is set)."""
+    superset_password: str = ""
+    """Its password (empty: generated once, kept in ``data/superset/credentials.json`` and printed)."""
     realdata: Path = Path("../shared/realdata")
     """The real lists `make eval` and the tests read in place (``paperhouse.evaluation.real_data``)."""
 

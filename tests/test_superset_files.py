@@ -1,0 +1,57 @@
+"""What `paperhouse superset` writes and imports, without starting Superset: the admin account kept
+between starts, the generated secret, and the dashboards' bundle pointed at the warehouse."""
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import yaml
+
+from paperhouse.bi import bundle
+from paperhouse.bi.environment import DEFAULT_USER, SupersetHome, assets
+
+
+def test_the_account_is_generated_once_kept_and_overridden_by_the_settings(tmp_path):
+    home = SupersetHome(tmp_path / "superset")
+    first = home.credentials()
+    assert first.user == DEFAULT_USER and len(first.password) >= 12
+    assert home.credentials() == first  # kept for the next start
+    assert json.loads(home.credentials_file.read_text()) == first.__dict__
+    assert home.credentials_file.stat().st_mode & 0o077 == 0  # only its owner reads it
+    chosen = home.credentials("analyst", "s3cret-password")
+    assert (chosen.user, chosen.password) == ("analyst", "s3cret-password")
+    assert home.credentials() == chosen  # what was asked last is kept
+
+
+def test_the_config_reads_a_secret_generated_once_and_never_written_into_it(tmp_path):
+    home = SupersetHome(tmp_path / "superset")
+    home.write_config()
+    secret = (home.path / "secret_key").read_text()
+    home.write_config()
+    assert (home.path / "secret_key").read_text() == secret and len(secret) >= 48
+    assert secret not in home.config.read_text()
+    assert home.environment()["SUPERSET_CONFIG_PATH"] == str(home.config)
+
+
+def test_the_bundle_points_its_database_at_the_warehouse_read_only(tmp_path):
+    warehouse = tmp_path / "data" / "paperhouse.duckdb"
+    archive = zipfile.ZipFile(io.BytesIO(bundle.bundle_zip(warehouse)))
+    shipped = sorted(p.relative_to(bundle.bundle_folder()) for p in bundle.bundle_folder().rglob("*.yaml"))
+    assert sorted(Path(*Path(name).parts[1:]) for name in archive.namelist()) == shipped
+    (database,) = [yaml.safe_load(archive.read(n)) for n in archive.namelist() if "/databases/" in n]
+    assert database["sqlalchemy_uri"] == f"duckdb:///{warehouse.resolve()}?access_mode=READ_ONLY"
+    assert yaml.safe_load(archive.read("paperhouse/metadata.yaml"))["type"] == "assets"
+    # In the repository the bundle names no machine's path.
+    assert all(str(Path.home()) not in p.read_text() for p in bundle.bundle_folder().rglob("*.yaml"))
+
+
+def test_every_chart_keeps_the_query_its_data_answers_with():
+    """`GET /api/v1/chart/<id>/data/` answers from the chart's saved query context."""
+    charts = list((bundle.bundle_folder() / "charts").glob("*.yaml"))
+    assert len(charts) >= 5
+    for path in charts:
+        chart = yaml.safe_load(path.read_text())
+        context = json.loads(chart["query_context"])
+        assert context["queries"] and context["form_data"]["viz_type"] == chart["viz_type"], path.name
+    assert (assets() / "requirements.lock").read_text().count("\napache_superset==6.1.0\n") == 1
