@@ -55,3 +55,36 @@ def test_every_chart_keeps_the_query_its_data_answers_with():
         context = json.loads(chart["query_context"])
         assert context["queries"] and context["form_data"]["viz_type"] == chart["viz_type"], path.name
     assert (assets() / "requirements.lock").read_text().count("\napache_superset==6.1.0\n") == 1
+
+
+def test_an_export_is_written_back_as_the_bundle_it_was_imported_from(tmp_path):
+    """`paperhouse superset --export`: Superset's export (a dated root folder, ids in the file names,
+    this machine's warehouse path, a time stamp) becomes the repository's bundle again, byte for byte."""
+    shipped = bundle.bundle_folder()
+    warehouse = tmp_path / "data" / "paperhouse.duckdb"
+    exported = io.BytesIO()
+    with zipfile.ZipFile(exported, "w") as archive:
+        for number, path in enumerate(sorted(shipped.rglob("*.yaml"))):
+            relative = path.relative_to(shipped)
+            text = path.read_text().replace(bundle.WAREHOUSE_URI, bundle.warehouse_uri(warehouse))
+            if relative.name == "metadata.yaml":
+                text = text.replace("type: assets", "type: Dashboard") + "timestamp: '2026-12-07T22:38:48+00:00'\n"
+            else:
+                relative = relative.with_name(f"{relative.stem}_{number}.yaml")
+            archive.writestr(f"dashboard_export_20261207T223848/{relative}", text)
+
+    class Superset:
+        def listed(self, kind: str) -> list[dict]:
+            assert kind == "dashboard"
+            return [{"id": 1, "dashboard_title": "paperhouse: Overview"}, {"id": 2, "dashboard_title": "Sales"}]
+
+        def export_dashboards(self, ids: list[int]) -> bytes:
+            assert ids == [1]  # paperhouse's dashboards only
+            return exported.getvalue()
+
+    written = bundle.export_dashboards(Superset(), tmp_path / "bundle")
+    assert sorted(p.relative_to(tmp_path / "bundle") for p in written) == sorted(
+        p.relative_to(shipped) for p in shipped.rglob("*.yaml")
+    )
+    for path in shipped.rglob("*.yaml"):
+        assert (tmp_path / "bundle" / path.relative_to(shipped)).read_text() == path.read_text(), path.name
