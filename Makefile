@@ -113,4 +113,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) data .dagster dbt_project/target dbt_project/logs
+	rm -rf $(VENV) .superset-venv data .dagster dbt_project/target dbt_project/logs
