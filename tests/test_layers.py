@@ -63,6 +63,7 @@ def copy_of_the_code(tmp_path_factory) -> Path:
         ("nlp/stems.py", "from orchestration import runner", "never imports the orchestration"),
         ("quality/suites.py", "import dagster", "never imports the orchestration or Dagster"),
         ("dedup/minhash.py", "import paperhouse.evaluation.synth", "never imports the evaluation"),
+        ("dashboard/site.py", "import paperhouse.bi.bundle", "never imports the BI tools"),
         ("nlp/terms/words.py", "import paperhouse.nlp.terms.extraction", "No import cycles"),
     ],
 )
