@@ -1,6 +1,7 @@
 """Headless Debian chromium for the browser tests (Playwright's own browser downloads are not available)."""
 
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -20,3 +21,10 @@ CHROMIUM_ARGS = [
 def require_chromium() -> None:
     if not Path(CHROMIUM).exists():
         pytest.fail("chromium is missing: install it with `apt-get install -y chromium` (.ci/run does)")
+
+
+def free_loopback_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now, for a server a test starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -10,16 +10,14 @@ import math
 import os
 import secrets
 import shutil
-import socket
-import subprocess
-import sys
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
 import yaml
-from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from browser import CHROMIUM, CHROMIUM_ARGS, free_loopback_port, require_chromium
 from corpus import REPO, SEEDS, seed_abstracts
+from warehouses import paperhouse
 
 from paperhouse.bi import bundle
 from paperhouse.bi.api import SupersetClient
@@ -32,25 +30,13 @@ ARTIFACTS = REPO / "test-artifacts" / "superset"
 NEW_LIST_VENUE = "NeurIPS 2025"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _paperhouse(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "paperhouse.cli", *args], capture_output=True, text=True, env=env, timeout=900
-    )
-
-
 @pytest.fixture(scope="module")
 def superset(tmp_path_factory):
     root = tmp_path_factory.mktemp("superset")
     seeds = root / "seeds"
     shutil.copytree(SEEDS, seeds)
     warehouse = root / "data" / "paperhouse.duckdb"
-    port = _free_port()
+    port = free_loopback_port()
     env = os.environ | {
         variable("superset_venv"): str(VENV),
         variable("superset_port"): str(port),
@@ -59,9 +45,9 @@ def superset(tmp_path_factory):
         variable("warehouse"): str(warehouse),
         variable("seeds_dir"): str(seeds),
     }
-    built = _paperhouse("run", env=env)
+    built = paperhouse("run", env=env)
     assert built.returncode == 0, built.stderr[-3000:]
-    served = _paperhouse("superset", env=env)
+    served = paperhouse("superset", env=env)
     try:
         assert served.returncode == 0, served.stdout[-3000:] + served.stderr[-3000:]
         client = SupersetClient(f"http://127.0.0.1:{port}", "analyst", env[variable("superset_password")])
@@ -69,7 +55,7 @@ def superset(tmp_path_factory):
             port=port, warehouse=warehouse, seeds=seeds, env=env, client=client, output=served.stdout, root=root
         )
     finally:
-        stopped = _paperhouse("superset", "--stop", env=env)
+        stopped = paperhouse("superset", "--stop", env=env)
         assert stopped.returncode == 0 and "stopped" in stopped.stdout
 
 
@@ -142,7 +128,7 @@ def chart_rows(superset) -> dict[str, list[dict]]:
     for chart in _charts(superset.client).values():
         result = superset.client.chart_data(chart["id"])
         assert result.get("status") == "success" and not result.get("error"), (chart["name"], result.get("error"))
-        query = _paperhouse("query", result["query"], "--format", "json", env=superset.env)
+        query = paperhouse("query", result["query"], "--format", "json", env=superset.env)
         assert query.returncode == 0, (chart["name"], query.stderr[-2000:])
         assert _rows_agree(result["data"], json.loads(query.stdout)), chart["name"]
         answered[chart["name"]] = result["data"]
@@ -246,7 +232,7 @@ def test_a_run_on_a_changed_folder_shows_without_a_restart(superset):
         "scales quadratically. We introduce a sketching layer that summarises rows into prototypes."
     )
     (superset.seeds / "neurips.txt").write_text(f"{NEW_LIST_VENUE} Papers\n\n{abstracts[3]}\n\n{new_paper}\n")
-    rerun = _paperhouse("run", env=superset.env)
+    rerun = paperhouse("run", env=superset.env)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     answered = chart_rows(superset)
     assert {row["venue_label"] for row in answered["Papers per list"]} == {"ICLR 2026", NEW_LIST_VENUE}

@@ -8,25 +8,18 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
 import pytest
-from browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from browser import CHROMIUM, CHROMIUM_ARGS, free_loopback_port, require_chromium
 from corpus import REPO, SEEDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 ARTIFACTS = REPO / "test-artifacts" / "ui"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_for(url: str, timeout: float) -> None:
@@ -58,7 +51,7 @@ def ui(tmp_path_factory):
         "PAPERHOUSE_SEEDS_DIR": str(root / "seeds"),
         "PAPERHOUSE_WAREHOUSE": str(root / "warehouse.duckdb"),
     }
-    port = _free_port()
+    port = free_loopback_port()
     with open(root / "ui.log", "w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "paperhouse.cli", "ui", "--port", str(port)],

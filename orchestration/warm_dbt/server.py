@@ -46,6 +46,7 @@ from orchestration.warm_dbt.project import (
     parse,
     project_stamp,
 )
+from paperhouse.common.processes import running
 from paperhouse.common.workers import loading_for_good
 
 MAX_REQUEST_BYTES = 1 << 20
@@ -246,22 +247,11 @@ def _end_with(run_pid: int) -> None:
     """End this process once the run's process is gone: a killed run cannot stop it."""
 
     def watch() -> None:
-        while _alive(run_pid):
+        while running(run_pid):
             time.sleep(0.5)
         os._exit(0)
 
     threading.Thread(target=watch, daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a process that died but was not waited for yet
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except (FileNotFoundError, IndexError):
-        return True
 
 
 def main(address: str, run_pid: int, niceness: int, first_parse: ParseRequest | None) -> None:

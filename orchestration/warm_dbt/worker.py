@@ -20,6 +20,7 @@ from pathlib import Path
 from orchestration.warm_dbt import ADDRESS_FILE
 from orchestration.warm_dbt.project import NO_VARIABLES
 from orchestration.warm_dbt.server import ParseRequest, start
+from paperhouse.common.processes import running
 
 # How long a new warm process may take to listen on its socket (a Python start and a few imports).
 START_TIMEOUT_SECONDS = 60.0
@@ -94,7 +95,7 @@ class WarmDbt:
             pid = self.status()["pid"]  # answered between parses: the parse under way is finished
             self._send({"command": "stop"})
             deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-            while _running(pid) and time.monotonic() < deadline:
+            while running(pid) and time.monotonic() < deadline:
                 time.sleep(0.02)
         shutil.rmtree(self.folder, ignore_errors=True)
         for named in self._named_in:
@@ -125,15 +126,6 @@ class WarmDbt:
             connection.close()
             raise
         return connection
-
-
-def _running(pid: int) -> bool:
-    """Whether the process runs (a process that ended is no longer running, waited for or not: the
-    first warm process is this process's child and stays a zombie until it is waited for)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except (FileNotFoundError, IndexError):
-        return False
 
 
 _warm_dbt: WarmDbt | None = None

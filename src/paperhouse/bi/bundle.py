@@ -14,11 +14,11 @@ import shutil
 import zipfile
 from pathlib import Path
 
-import duckdb
 import yaml
 
 from paperhouse.bi.api import SupersetClient
 from paperhouse.bi.environment import assets
+from paperhouse.warehouse.database import connect_reader
 
 DATABASE_NAME = "paperhouse"
 SCHEMA = "marts"
@@ -53,7 +53,7 @@ def import_dashboards(client: SupersetClient, warehouse: Path) -> None:
 
 
 def mart_tables(warehouse: Path) -> list[str]:
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with connect_reader(warehouse) as con:
         return [
             name
             for (name,) in con.execute(

@@ -11,16 +11,12 @@ from paperhouse.bi.environment import SupersetHome, ensure_virtualenv, initialis
 from paperhouse.settings import resolve_paths, settings
 
 
-def home_of(warehouse: str | None) -> SupersetHome:
-    return SupersetHome(resolve_paths(None, warehouse).warehouse.parent / "superset")
-
-
 def cmd_superset(args: argparse.Namespace) -> int:
-    home, config = home_of(args.warehouse), settings()
+    warehouse, config = resolve_paths(None, args.warehouse).warehouse, settings()
+    home = SupersetHome(warehouse.parent / "superset")
     if args.stop:
         print("Superset stopped" if server.stop(home) else "Superset was not running")
         return 0
-    warehouse = resolve_paths(None, args.warehouse).warehouse
     if not warehouse.exists():
         print(f"paperhouse: no warehouse at {warehouse}: build it first (make run)", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ limiter, and the admin account, initialised once (``superset db upgrade``, ``fab
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -80,8 +81,7 @@ class SupersetHome:
         self.path.mkdir(parents=True, exist_ok=True)
         secret = self.path / "secret_key"
         if not secret.exists():
-            secret.touch(mode=0o600)
-            secret.write_text(secrets.token_urlsafe(48))
+            _write_private(secret, secrets.token_urlsafe(48))
         self.config.write_text(CONFIG_TEMPLATE)
 
     def credentials(self, user: str = "", password: str = "") -> Credentials:
@@ -92,9 +92,7 @@ class SupersetHome:
         if not chosen.password:
             chosen = Credentials(chosen.user, secrets.token_urlsafe(12))
         if kept != chosen.__dict__:
-            self.path.mkdir(parents=True, exist_ok=True)
-            self.credentials_file.touch(mode=0o600)
-            self.credentials_file.write_text(json.dumps(chosen.__dict__))
+            _write_private(self.credentials_file, json.dumps(chosen.__dict__))
         return chosen
 
 
@@ -118,19 +116,27 @@ def initialise(home: SupersetHome, bin_dir: Path, account: Credentials) -> None:
     when new, its password set again when it changed."""
     home.write_config()
     superset, env = [str(bin_dir / "superset")], home.environment()
+    # The account Superset has, its password hashed: the file says what was done, not a second copy.
+    wanted = {"user": account.user, "password_sha256": hashlib.sha256(account.password.encode()).hexdigest()}
     done = json.loads(home.initialised.read_text()) if home.initialised.exists() else None
     if done is None:
         _run([*superset, "db", "upgrade"], env)
         _run([*superset, "init"], env)
-    if done != account.__dict__:
+    if done != wanted:
         if done is not None and done["user"] == account.user:
             _run([*superset, "fab", "reset-password", "--username", account.user, "--password", account.password], env)
         else:
             _run([*superset, "fab", "create-admin", "--username", account.user, "--firstname", "paperhouse",
                   "--lastname", "admin", "--email", f"{account.user}@localhost",
                   "--password", account.password], env)  # fmt: skip
-        home.initialised.touch(mode=0o600)
-        home.initialised.write_text(json.dumps(account.__dict__))
+        _write_private(home.initialised, json.dumps(wanted))
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (a secret, a password)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.write_text(text)
 
 
 def _run(command: list[str], env: dict[str, str]) -> None:

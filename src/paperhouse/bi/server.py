@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 from paperhouse.bi.environment import SupersetHome
+from paperhouse.common.processes import running
 
 START_TIMEOUT_SECONDS = 180.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -33,10 +34,9 @@ def running_pid(home: SupersetHome) -> int | None:
     """The server's process id from its pid file, when that process still runs."""
     try:
         pid = int(home.pid_file.read_text())
-        os.kill(pid, 0)
-    except (FileNotFoundError, ValueError, ProcessLookupError):
+    except (FileNotFoundError, ValueError):
         return None
-    return pid
+    return pid if running(pid) else None
 
 
 def start(home: SupersetHome, bin_dir: Path, port: int) -> int:
@@ -67,20 +67,9 @@ def stop(home: SupersetHome) -> bool:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    while _alive(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
     home.pid_file.unlink(missing_ok=True)
-    return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with contextlib.suppress(ChildProcessError):  # our own child: reap it, or it stays a zombie
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
     return True
