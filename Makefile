@@ -6,6 +6,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
+# uv installs the lock (the version it pins) several times faster than pip: it fetches and unpacks in
+# parallel, and compiles the bytecode on both cores (compiled, as pip does: nothing else writes it
+# here, with PYTHONDONTWRITEBYTECODE set). uv reads no pip.conf: the folder of local wheels pip is
+# pointed at (torch's CPU build on this machine) is handed to it.
+UV := $(BIN)/uv
+FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+UV_INSTALL := $(UV) pip install --quiet --python $(BIN)/python --compile-bytecode $(addprefix --find-links ,$(FIND_LINKS))
 # Runs started from the CLI are recorded where the UI (`make ui`) shows them.
 export DAGSTER_HOME := $(CURDIR)/.dagster
 
@@ -15,7 +22,8 @@ install: $(INSTALLED)
 
 $(INSTALLED): requirements.lock pyproject.toml dagster.yaml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --requirement requirements.lock
+	$(PIP) install "$$(grep '^uv==' requirements.lock)"
+	$(UV_INSTALL) --requirement requirements.lock
 	$(PIP) install --no-deps --no-build-isolation --editable .
 	@mkdir -p $(DAGSTER_HOME) && ln -sf ../dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	@touch $@

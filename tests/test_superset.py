@@ -31,11 +31,14 @@ NEW_LIST_VENUE = "NeurIPS 2025"
 
 
 @pytest.fixture(scope="module")
-def superset(tmp_path_factory):
+def superset(seeds_build, tmp_path_factory):
+    """`paperhouse superset` on a copy of the suite's `paperhouse run` of the bundled seeds (its
+    warehouse, Parquet and build folder: the last test runs again on a changed folder)."""
     root = tmp_path_factory.mktemp("superset")
     seeds = root / "seeds"
     shutil.copytree(SEEDS, seeds)
     warehouse = root / "data" / "paperhouse.duckdb"
+    shutil.copytree(seeds_build.warehouse.parent, warehouse.parent, symlinks=True)
     port = free_loopback_port()
     env = os.environ | {
         variable("superset_venv"): str(VENV),
@@ -45,8 +48,6 @@ def superset(tmp_path_factory):
         variable("warehouse"): str(warehouse),
         variable("seeds_dir"): str(seeds),
     }
-    built = paperhouse("run", env=env)
-    assert built.returncode == 0, built.stderr[-3000:]
     served = paperhouse("superset", env=env)
     try:
         assert served.returncode == 0, served.stdout[-3000:] + served.stderr[-3000:]

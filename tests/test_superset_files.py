@@ -9,7 +9,8 @@ from pathlib import Path
 import yaml
 
 from paperhouse.bi import bundle
-from paperhouse.bi.environment import DEFAULT_USER, SupersetHome, assets
+from paperhouse.bi.environment import DEFAULT_USER, SupersetHome, assets, installer_command
+from paperhouse.settings import venv_executable
 
 
 def test_the_account_is_generated_once_kept_and_overridden_by_the_settings(tmp_path):
@@ -88,3 +89,16 @@ def test_an_export_is_written_back_as_the_bundle_it_was_imported_from(tmp_path):
     )
     for path in shipped.rglob("*.yaml"):
         assert (tmp_path / "bundle" / path.relative_to(shipped)).read_text() == path.read_text(), path.name
+
+
+def test_the_lock_is_installed_by_uv_beside_python_else_by_the_virtualenvs_pip(tmp_path):
+    python = tmp_path / "venv" / "bin" / "python"
+    uv = tmp_path / "bin" / "uv"
+    assert installer_command(python, uv)[0] == str(python)  # no uv there: the new virtualenv's pip
+    uv.parent.mkdir()
+    uv.touch()
+    command = installer_command(python, uv)
+    assert command[:3] == [str(uv), "pip", "install"]
+    assert command[command.index("--python") + 1] == str(python) and "--compile-bytecode" in command
+    # `make install` puts uv beside the interpreter running the tests, so `make superset` uses it.
+    assert installer_command(python)[0] == venv_executable("uv")

@@ -10,6 +10,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,17 +91,23 @@ def shared_build(tmp_path_factory: pytest.TempPathFactory, name: str) -> Build:
     return finished_build(shared / name / WAREHOUSE_NAME)
 
 
-def paperhouse(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The `paperhouse` command as a user runs it, in a process of its own."""
+def paperhouse(
+    *args: str, env: dict | None = None, cwd: Path | None = None, python: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
+    """The `paperhouse` command as a user runs it, in a process of its own (``python``: options of
+    the interpreter)."""
     return subprocess.run(
-        [sys.executable, "-m", "paperhouse.cli", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=900
-    )
+        [sys.executable, *python, "-m", "paperhouse.cli", *args],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=900,
+    )  # fmt: skip
 
 
-def cli_build(seeds: Path, warehouse: Path, *options: str, env: dict | None = None) -> Build:
+def cli_build(
+    seeds: Path, warehouse: Path, *options: str, env: dict | None = None, python: tuple[str, ...] = ()
+) -> Build:
     """`paperhouse run` in a process of its own; its output is kept beside the warehouse
     (``run.json``) for the workers that read this build without having run it (``finished_build``)."""
-    process = paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse), *options, env=env)
+    process = paperhouse("run", "--seeds", str(seeds), "--warehouse", str(warehouse), *options, env=env, python=python)
     assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-3000:]
     record = {"args": process.args, "returncode": process.returncode, "stdout": process.stdout}
     (warehouse.parent / "run.json").write_text(json.dumps(record | {"stderr": process.stderr, "seeds": str(seeds)}))
@@ -165,8 +172,15 @@ def seeds_with_an_export(folder: Path) -> Path:
 
 
 def _seeds(folder: Path) -> None:
-    """`paperhouse run` on the bundled seeds, as a user runs it."""
-    cli_build(SEEDS, folder / WAREHOUSE_NAME)
+    """`paperhouse run` on the bundled seeds, as a user runs it; Python lists every module the
+    process imports on its standard error (``-X importtime``, read by ``imported_modules``)."""
+    cli_build(SEEDS, folder / WAREHOUSE_NAME, python=("-X", "importtime"))
+
+
+def imported_modules(build: Build) -> set[str]:
+    """The modules a build's `paperhouse` process imported, for a build run with ``-X importtime``
+    (its own process: a process it starts does not list its imports)."""
+    return set(re.findall(r"^import time:[^|]*\|[^|]*\| +(\S+)$", build.process.stderr, re.MULTILINE))
 
 
 def _seeds_and_export(folder: Path) -> None:
