@@ -238,7 +238,7 @@ def test_the_option_reranks_keyphrases_only_and_is_not_loaded_when_off(seeds_bui
     default, embedded = seeds_build.warehouse, tmp_path / "embedded" / "paperhouse.duckdb"
     on = _run(embedded, "--keyphrase-embeddings")
     assert on.returncode == 0, on.stderr[-2000:]
-    imported = imported_modules(seeds_build)
+    imported = imported_modules(seeds_build.process)
     assert {"dagster", "duckdb", "polars", "sklearn"} <= imported and "torch" not in imported
     assert "torch imported: True" in on.stdout
 

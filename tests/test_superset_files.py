@@ -3,6 +3,8 @@ between starts, the generated secret, and the dashboards' bundle pointed at the 
 
 import io
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -33,6 +35,10 @@ def test_the_config_reads_a_secret_generated_once_and_never_written_into_it(tmp_
     assert (home.path / "secret_key").read_text() == secret and len(secret) >= 48
     assert secret not in home.config.read_text()
     assert home.environment()["SUPERSET_CONFIG_PATH"] == str(home.config)
+    # Superset's own virtualenv runs the config: it may import nothing but the standard library.
+    program = "import runpy, sys; print(runpy.run_path(sys.argv[1])['SECRET_KEY'] == sys.argv[2])"
+    isolated = [sys.executable, "-I", "-S", "-c", program, str(home.config), secret]
+    assert subprocess.run(isolated, capture_output=True, text=True, check=True).stdout.strip() == "True"
 
 
 def test_the_bundle_points_its_database_at_the_warehouse_read_only(tmp_path):

@@ -177,10 +177,10 @@ def _seeds(folder: Path) -> None:
     cli_build(SEEDS, folder / WAREHOUSE_NAME, python=("-X", "importtime"))
 
 
-def imported_modules(build: Build) -> set[str]:
-    """The modules a build's `paperhouse` process imported, for a build run with ``-X importtime``
-    (its own process: a process it starts does not list its imports)."""
-    return set(re.findall(r"^import time:[^|]*\|[^|]*\| +(\S+)$", build.process.stderr, re.MULTILINE))
+def imported_modules(process: subprocess.CompletedProcess) -> set[str]:
+    """The modules a `paperhouse` process run with ``-X importtime`` imported (its own: a process it
+    starts does not list its imports)."""
+    return set(re.findall(r"^import time:[^|]*\|[^|]*\| +(\S+)$", process.stderr, re.MULTILINE))
 
 
 def _seeds_and_export(folder: Path) -> None:

@@ -26,12 +26,14 @@ from paperhouse.pipeline import load_runner
 from paperhouse.settings import (
     DBT_PROJECT_DIR,
     DEFINITIONS_MODULE,
+    Paths,
     dagster_home,
     resolve_paths,
+    settings,
     variable,
     venv_executable,
 )
-from paperhouse.warehouse import locking
+from paperhouse.warehouse import locking, up_to_date
 from paperhouse.warehouse.database import connect_reader
 
 SUMMARY_SQL = """
@@ -77,9 +79,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         lease = locking.acquire(paths.run_lock, timeout=0)
     except locking.RunLockBusy as busy:
         return _fail(str(busy), EXIT_BUSY)
+    options = {
+        "engine": selected_engine(args.engine),
+        "keyphrase_embeddings": args.keyphrase_embeddings,
+    }
     try:
-        run_all = load_runner()
         started = time.perf_counter()
+        inputs = up_to_date.run_inputs(paths, options)
+        # A run meant to crash (failpoints) or to rebuild everything always runs.
+        unchanged = not (args.full_refresh or settings().failpoints) and up_to_date.last_run(paths, inputs)
+        if unchanged:
+            return _print_unchanged(paths, unchanged, time.perf_counter() - started)
+        run_all = load_runner()
         outcome = run_all(
             paths,
             log_level=args.log_level,
@@ -87,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             engine=args.engine or "",
             keyphrase_embeddings=args.keyphrase_embeddings,
         )
+        if outcome.success:
+            up_to_date.record(paths, inputs, outcome.run_id)
         elapsed = time.perf_counter() - started
     finally:
         locking.release(lease)
@@ -121,6 +134,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"  {'parquet':<18} {paths.marts_export}")
     print(f"  {'dashboard':<18} {paths.dashboard / 'index.html'}")
     print(f"  {'dbt log':<18} {outcome.log_file}")
+    return 0
+
+
+def _print_unchanged(paths: Paths, last: up_to_date.LastRun, elapsed: float) -> int:
+    """What `paperhouse run` says when the folder, the settings and the code are those of the run
+    that built the published warehouse: nothing to build, and what is there."""
+    with connect_reader(paths.warehouse) as con:
+        summary = _one_row(con, SUMMARY_SQL)
+    print(f"paperhouse run: up to date in {elapsed:.1f} s, nothing to build")
+    print(
+        f"  the folder, the settings and the code are those of run {last.run_id[:8]} ({last.finished}),"
+        " which built the published warehouse; --full-refresh builds it again"
+    )
+    for name, value in summary.items():
+        print(f"  {name.replace('_', ' '):<18} {value}")
+    print(f"  {'warehouse':<18} {paths.warehouse}")
+    print(f"  {'parquet':<18} {paths.marts_export}")
+    print(f"  {'dashboard':<18} {paths.dashboard / 'index.html'}")
     return 0
 
 
@@ -251,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--full-refresh",
         action="store_true",
-        help="ignore the parse cache and parse every file again (paper ids are kept)",
+        help="build even when up to date, parsing every file again (paper ids are kept)",
     )
     run.add_argument(
         "--engine",

@@ -28,8 +28,6 @@ CONFIG_TEMPLATE = """\
 # Written by `paperhouse superset` (paperhouse.bi.environment); the secret beside it is generated.
 from pathlib import Path
 
-from paperhouse.settings import venv_executable
-
 HOME = Path(__file__).parent
 SECRET_KEY = (HOME / "secret_key").read_text().strip()
 SQLALCHEMY_DATABASE_URI = f"sqlite:///{HOME / 'superset.db'}"

@@ -114,6 +114,53 @@ def run_sklearn(folder: Path, n_topics: int) -> dict:
     return {"seconds": time.perf_counter() - started, "features": tfidf.shape[1], "topics": n_topics}
 
 
+def run_script(folder: Path, n_topics: int) -> dict:
+    """The script a user would write instead of paperhouse (issue 54's end-to-end baseline), on the
+    same lists: Polars splits them into abstracts (a list's first paragraph is its header), exact
+    copies are dropped by hash, scikit-learn fits TF-IDF (1-3-grams) and NMF at paperhouse's number
+    of topics, and the papers (with their topic), terms and topics are written to a DuckDB file."""
+    import duckdb
+    import numpy as np
+    from sklearn.decomposition import NMF
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    started = time.perf_counter()
+    files = sorted((folder / "lists").glob("*.txt"))
+    papers = (
+        pl.DataFrame({"content": [path.read_text(errors="replace") for path in files]})
+        .select(paragraph=pl.col("content").str.split("\n\n").list.slice(1))
+        .explode("paragraph")
+        .select(text=pl.col("paragraph").str.strip_chars())
+        .filter(pl.col("text") != "")
+        .with_columns(paper_id=pl.col("text").hash().cast(pl.String))
+        .unique("paper_id", keep="first", maintain_order=True)
+    )
+    vectorizer = TfidfVectorizer(ngram_range=(1, 3), stop_words="english", min_df=2)
+    tfidf = vectorizer.fit_transform(papers["text"].to_list())
+    nmf = NMF(n_components=n_topics, init="nndsvd", random_state=0)
+    shares = nmf.fit_transform(tfidf)
+    vocabulary = vectorizer.get_feature_names_out()
+    top = np.argsort(-nmf.components_, axis=1)[:, :10]
+    topics = pl.DataFrame(
+        {
+            "topic": np.repeat(np.arange(n_topics), top.shape[1]),
+            "rank": np.tile(np.arange(1, top.shape[1] + 1), n_topics),
+            "term": vocabulary[top.ravel()],
+            "weight": np.take_along_axis(nmf.components_, top, axis=1).ravel(),
+        }
+    )
+    terms = pl.DataFrame({"term": vocabulary, "doc_freq": np.asarray((tfidf > 0).sum(axis=0)).ravel()})
+    papers = papers.with_columns(topic=pl.Series(shares.argmax(axis=1)))
+    database = folder / "script.duckdb"
+    database.unlink(missing_ok=True)
+    with duckdb.connect(str(database)) as con:
+        for name, frame in (("papers", papers), ("terms", terms), ("topics", topics)):
+            con.register("frame", frame.to_arrow())
+            con.execute(f"create table {name} as select * from frame")
+            con.unregister("frame")
+    return {"seconds": time.perf_counter() - started, "papers": papers.height, "terms": terms.height}
+
+
 def run_nlp(folder: Path) -> dict:
     """Terms, topics, similar papers and method names timed apart on the records, and the recall
     of the neighbour search against exact search for 1,000 papers."""
