@@ -155,9 +155,7 @@ def run_script(folder: Path, n_topics: int) -> dict:
     database.unlink(missing_ok=True)
     with duckdb.connect(str(database)) as con:
         for name, frame in (("papers", papers), ("terms", terms), ("topics", topics)):
-            con.register("frame", frame.to_arrow())
-            con.execute(f"create table {name} as select * from frame")
-            con.unregister("frame")
+            con.from_arrow(frame.to_arrow()).create(name)
     return {"seconds": time.perf_counter() - started, "papers": papers.height, "terms": terms.height}
 
 
