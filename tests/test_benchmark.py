@@ -9,7 +9,6 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-from corpus import SEEDS
 from dagster import DagsterInstance
 
 from paperhouse.evaluation import bench as benchmark
@@ -259,13 +258,6 @@ def test_the_seeds_are_judged_on_the_median_of_their_builds_from_scratch(monkeyp
     # A rerun that built (the stamp lost, say) misses its target however quick it was.
     seeds["rerun"] |= {"up_to_date": False, "process_seconds": 3.0}
     assert not dict(bench_report.report([], seeds))["bundled seeds, unchanged rerun (`paperhouse run`) <= 4 s"]
-
-
-def test_an_unchanged_rerun_is_measured_as_the_command_a_user_runs(seeds_build, monkeypatch, tmp_path):
-    """The bench's rerun is a `paperhouse run` process: on the suite's seeds build, up to date."""
-    monkeypatch.setattr(benchmark, "DATA", tmp_path)
-    measured = benchmark.measure_command(SEEDS, seeds_build.warehouse)
-    assert measured["up_to_date"] and measured["seconds"] == 0.0 and measured["process_seconds"] > 0
 
 
 def test_the_machine_speed_is_the_time_of_a_fixed_loop(monkeypatch):

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from warehouses import imported_modules, paperhouse
 
 from paperhouse import cli
-from paperhouse.settings import resolve_paths, variable
+from paperhouse.evaluation import bench as benchmark
+from paperhouse.settings import Paths, resolve_paths, variable
 from paperhouse.warehouse import up_to_date
 
 OPTIONS = {"engine": "duckdb", "keyphrase_embeddings": None}
@@ -95,7 +96,7 @@ def test_the_code_is_the_package_the_runner_and_the_dbt_project():
 
 @dataclass
 class Published:
-    paths: object
+    paths: Paths
     inputs: str
 
 
@@ -191,3 +192,11 @@ def test_an_unchanged_rerun_of_the_seeds_build_is_up_to_date_without_loading_dag
     assert "duckdb" in imported and not {"dagster", "dbt", "great_expectations"} & imported
     after = seeds_build.warehouse.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # nothing published
+
+
+def test_the_bench_measures_the_unchanged_rerun_as_the_command_a_user_runs(seeds_build, monkeypatch, tmp_path):
+    """`make bench`'s rerun is a `paperhouse run` process: on the suite's seeds build, up to date.
+    (In this file: every `paperhouse run` on the shared build takes its run lock, one at a time.)"""
+    monkeypatch.setattr(benchmark, "DATA", tmp_path)
+    measured = benchmark.measure_command(SEEDS, seeds_build.warehouse)
+    assert measured["up_to_date"] and measured["seconds"] == 0.0 and measured["process_seconds"] > 0

@@ -11,9 +11,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 from paperhouse.common.workers import loading_for_good
-
-RUNNER_GROUP = "paperhouse.runner"
-RUNNER_NAME = "dagster"
+from paperhouse.settings import RUNNER_GROUP, RUNNER_NAME
 
 
 def load_runner():

@@ -25,6 +25,9 @@ DAGSTER_YAML = Path(files("paperhouse.project_files").joinpath("dagster.yaml")).
 DASHBOARD_TEMPLATES = Path(files("paperhouse.dashboard").joinpath("templates"))
 # The definitions `paperhouse ui` serves (pyproject.toml's [tool.dagster] names the same module).
 DEFINITIONS_MODULE = "orchestration.definitions"
+# The runner a `paperhouse run` starts, an entry point (pyproject.toml), so this package never imports it.
+RUNNER_GROUP = "paperhouse.runner"
+RUNNER_NAME = "dagster"
 
 PREFIX = "PAPERHOUSE_"
 DEFAULT_SEEDS_DIR = "seeds"

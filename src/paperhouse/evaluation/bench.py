@@ -111,7 +111,7 @@ def _measure(
     (``peak_process_rss_mb``) and, sampled, the sum over it and its children (dbt, the GX worker).
     ``MeasureFailed`` when it fails, its processes pass ``cap_kb`` (default ``memory_cap_kb()``),
     or it is still running after ``seconds_limit`` (default: no limit)."""
-    env = os.environ | {"DAGSTER_HOME": str(instance_home())} | CHILD_ENVIRONMENT
+    env = _child_environment()
     started = time.perf_counter()
     cap_kb = cap_kb or memory_cap_kb()
     with subprocess.Popen(
@@ -138,6 +138,11 @@ def _measure(
         "peak_process_rss_mb": result["peak_rss_mb"],
         "peak_rss_mb": max(result["peak_rss_mb"], peak_mb),
     }
+
+
+def _child_environment() -> dict[str, str]:
+    """A measured process's environment: the bench's Dagster instance and the bench's options."""
+    return os.environ | {"DAGSTER_HOME": str(instance_home())} | CHILD_ENVIRONMENT
 
 
 def instance_home() -> Path:
@@ -315,7 +320,7 @@ def bench_seeds() -> dict:
 def measure_command(lists: Path, warehouse: Path) -> dict:
     """`paperhouse run` as a user runs it, a process of its own: its wall time, and whether it found
     the warehouse up to date (then it started no Dagster run)."""
-    env = os.environ | {"DAGSTER_HOME": str(instance_home())} | CHILD_ENVIRONMENT
+    env = _child_environment()
     command = [sys.executable, "-m", "paperhouse.cli", "run", "--seeds", str(lists), "--warehouse", str(warehouse)]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)

@@ -28,12 +28,11 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import paperhouse
-from paperhouse.settings import DBT_PROJECT_DIR, Paths, settings
+from paperhouse.settings import DBT_PROJECT_DIR, RUNNER_GROUP, RUNNER_NAME, Paths, settings
 
 STAMP = "last_run.json"
 # Folders of the code that a build never reads: caches, dbt's output, logs.
 SKIPPED_FOLDERS = {"__pycache__", "target", "logs", "dbt_packages", ".pytest_cache"}
-RUNNER_GROUP = "paperhouse.runner"
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ def code_roots() -> list[Path]:
     """This package, the runner's package (the orchestration, found by its entry point and never
     imported here) and the dbt project."""
     roots = [Path(paperhouse.__file__).parent, DBT_PROJECT_DIR]
-    for runner in entry_points(group=RUNNER_GROUP):
+    for runner in entry_points(group=RUNNER_GROUP, name=RUNNER_NAME):
         spec = find_spec(runner.module.split(".")[0])
         roots += [Path(location) for location in (spec.submodule_search_locations or [])] if spec else []
     return [root.resolve() for root in roots]
@@ -97,15 +96,16 @@ def published(paths: Paths) -> list:
     files = [paths.warehouse, paths.dashboard / "index.html"]
     if paths.marts_export.is_dir():
         files += sorted(paths.marts_export.iterdir())
-    return [_identity(path) for path in files]
+    return [[path.name, _identity(path)] for path in files]
 
 
-def _identity(path: Path) -> list:
+def _identity(path: Path) -> list | None:
+    """What the file a path leads to is: its inode, size and times (None when there is none)."""
     try:
         status = path.stat()
     except OSError:
-        return [path.name, None]
-    return [path.name, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns]
+        return None
+    return [status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns]
 
 
 def _entries(folder: Path) -> list[str]:
@@ -119,7 +119,7 @@ def _entries(folder: Path) -> list[str]:
         return [f"unreadable folder: {error.strerror}"]
     for name in names:
         path = folder / name
-        found.append(json.dumps([name, _identity(path)[1:], _link(path)]))
+        found.append(json.dumps([name, _identity(path), _link(path)]))
     return found
 
 
